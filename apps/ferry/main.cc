@@ -1,0 +1,29 @@
+// ferry: the command-line front end. One file per subcommand.
+#include <iostream>
+
+#include "commands.h"
+#include "ferry/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Ferry: run ONNX models, and know before deploying whether they will run"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ferry 0.1.0");
+  std::vector<std::pair<CLI::App*, ferry::cli::Command>> commands;
+  ferry::cli::Command run = ferry::cli::AddRunCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("run")) return run();
+  } catch (const ferry::Error& e) {
+    std::cerr << "ferry: error [" << ferry::ErrorCategoryName(e.category()) << "]: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "ferry: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,178 @@
+// ferry run MODEL: load, feed inputs (files or random), run, print a summary of each output.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "ferry/error.h"
+#include "ferry/session.h"
+#include "tools/npy.h"
+#include "tools/run_inputs.h"
+
+namespace ferry::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs, shapes, ranges;
+  bool random = false;
+  uint64_t seed = 0;
+  int64_t batch = -1;
+  std::string output_dir;
+  int repeat = 1;
+  bool json = false;
+  std::string backends = "ref";
+  int threads = 0;
+};
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  auto idx = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())) - 1);
+  return v[std::min(idx, v.size() - 1)];
+}
+
+int Run(const RunArgs& a) {
+  SessionOptions options;
+  options.backends = Split(a.backends, ',');
+  options.threads = a.threads;
+  tools::InputSpec spec;
+  for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
+  for (const auto& s : a.shapes) {
+    auto [n, v] = tools::ParseAssignment(s, "--shape");
+    spec.shapes[n] = tools::ParseDims(v, "--shape " + n);
+  }
+  for (const auto& s : a.ranges) {
+    auto [n, v] = tools::ParseAssignment(s, "--range");
+    auto parts = Split(v, ',');
+    double lo = 0, hi = 0;
+    try {
+      if (parts.size() != 2) throw std::invalid_argument("two values");
+      lo = std::stod(parts[0]);
+      hi = std::stod(parts[1]);
+    } catch (const std::exception&) {
+      throw InvalidArgumentError("--range " + n + ": expected LO,HI, got '" + v + "'");
+    }
+    if (!(lo < hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
+    spec.ranges[n] = {lo, hi};
+  }
+  if (a.batch >= 0) spec.batch = a.batch;
+  spec.random = a.random;
+  spec.seed = a.seed;
+
+  auto session = Session::Create(a.model, options);
+  auto inputs = tools::BuildInputs(*session, spec);
+  std::vector<double> times_ms;
+  std::vector<NamedValue> outputs;
+  for (int r = 0; r < std::max(1, a.repeat); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    outputs = session->Run(inputs);
+    times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!a.output_dir.empty()) {
+    std::filesystem::create_directories(a.output_dir);
+    for (const auto& [name, v] : outputs) {
+      if (!v.is_tensor()) continue;
+      std::string file = name;
+      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+      tools::WriteNpy((std::filesystem::path(a.output_dir) / (file + ".npy")).string(), v.tensor());
+    }
+  }
+  nlohmann::json j;
+  j["model"] = a.model;
+  j["backends"] = options.backends;
+  for (const auto& [name, v] : outputs) {
+    nlohmann::json o;
+    o["name"] = name;
+    if (v.is_tensor()) {
+      const Tensor& t = v.tensor();
+      auto s = tools::Summarize(t);
+      o["kind"] = "tensor";
+      o["dtype"] = std::string(DataTypeName(t.dtype()));
+      o["shape"] = t.shape();
+      if (s.numeric && t.size() > 0) {
+        o["min"] = s.min;
+        o["max"] = s.max;
+        o["mean"] = s.mean;
+        o["nan"] = s.nan;
+        o["inf"] = s.inf;
+      }
+    } else if (v.is_sequence()) {
+      o["kind"] = "sequence";
+      o["length"] = v.sequence().tensors.size();
+    } else {
+      o["kind"] = "none";
+    }
+    j["outputs"].push_back(o);
+  }
+  j["runs"] = times_ms.size();
+  j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "model " << a.model << " on " << a.backends << "\n";
+  for (const auto& o : j["outputs"]) {
+    std::cout << "  " << o["name"].get<std::string>() << ": ";
+    if (o["kind"] == "tensor") {
+      std::cout << o["dtype"].get<std::string>() << " " << ShapeToString(o["shape"].get<std::vector<int64_t>>());
+      if (o.contains("min")) {
+        std::cout << std::setprecision(6) << "  min " << o["min"].get<double>() << "  max " << o["max"].get<double>()
+                  << "  mean " << o["mean"].get<double>();
+        if (o["nan"].get<int64_t>() || o["inf"].get<int64_t>()) {
+          std::cout << "  nan " << o["nan"].get<int64_t>() << "  inf " << o["inf"].get<int64_t>();
+        }
+      }
+    } else if (o["kind"] == "sequence") {
+      std::cout << "sequence of " << o["length"].get<size_t>() << " tensors";
+    } else {
+      std::cout << "none";
+    }
+    std::cout << "\n";
+  }
+  std::cout << std::fixed << std::setprecision(2);
+  if (times_ms.size() == 1) {
+    std::cout << "run time " << times_ms.front() << " ms\n";
+  } else {
+    std::cout << "runs " << times_ms.size() << ": median " << Percentile(times_ms, 0.5) << " ms, p90 "
+              << Percentile(times_ms, 0.9) << " ms (first " << times_ms.front() << " ms)\n";
+  }
+  if (!a.output_dir.empty()) std::cout << "outputs written to " << a.output_dir << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "run a model and summarise its outputs");
+  cmd->add_option("model", args->model, "model.onnx")->required();
+  cmd->add_option("--input", args->inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
+  cmd->add_flag("--random", args->random, "random inputs: floats in [0,1), integers in [0,100)");
+  cmd->add_option("--seed", args->seed, "seed for --random");
+  cmd->add_option("--shape", args->shapes, "NAME=1x3x224x224 for inputs with symbolic dims; repeatable");
+  cmd->add_option("--batch", args->batch, "value for every symbolic leading (batch) dim");
+  cmd->add_option("--range", args->ranges, "NAME=LO,HI value range for --random; repeatable");
+  cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
+  cmd->add_option("--repeat", args->repeat, "run N times and print median and p90 latency")->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--json", args->json, "machine-readable output");
+  cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated");
+  cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "backends/backend.h"
+
+namespace ferry {
+namespace ref {
+// The one list of reference kernels (ref_kernels.cc).
+void RegisterRefKernels(KernelRegistry& registry);
+}  // namespace ref
+
+class RefBackend : public Backend {
+ public:
+  RefBackend();
+  const std::string& name() const override { return name_; }
+  std::string device() const override { return "cpu"; }
+  const KernelRegistry& kernels() const override { return registry_; }
+
+ private:
+  std::string name_ = "ref";
+  KernelRegistry registry_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,352 @@
+#include "ir/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/io/coded_stream.h>
+
+#include "ferry/error.h"
+#include "ir/tensor_proto.h"
+
+namespace ferry::ir {
+namespace {
+
+std::string CanonicalDomain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+
+// Fields newer than libonnx 1.12's protos arrive as unknown fields; read length-delimited ones by number.
+std::vector<std::string> UnknownBytes(const google::protobuf::Message& msg, int field_number) {
+  std::vector<std::string> out;
+  const auto& unknown = msg.GetReflection()->GetUnknownFields(msg);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto& f = unknown.field(i);
+    if (f.number() == field_number && f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) {
+      out.push_back(f.length_delimited());
+    }
+  }
+  return out;
+}
+
+class Importer {
+ public:
+  Importer(Model& model, std::string base_dir) : model_(model), base_dir_(std::move(base_dir)) {}
+
+  void ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<std::string, int64_t>& opsets,
+                   const std::string& scope);
+  void ImportFunction(const onnx::FunctionProto& fp, Function& f);
+
+ private:
+  [[noreturn]] void Fail(const std::string& scope, const std::string& what) const {
+    throw InvalidModelError(model_.Describe() + ", " + scope + ": " + what);
+  }
+  Attribute ImportAttribute(const onnx::AttributeProto& ap, Graph& owner, const std::map<std::string, int64_t>& opsets,
+                            const std::string& scope);
+  void ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Graph& g,
+                   const std::map<std::string, int64_t>& opsets, const std::string& scope);
+  TensorLoadOptions TensorOptions(const std::string& where) const { return {base_dir_, model_.Describe() + ", " + where}; }
+
+  Model& model_;
+  std::string base_dir_;
+};
+
+Attribute Importer::ImportAttribute(const onnx::AttributeProto& ap, Graph& owner,
+                                    const std::map<std::string, int64_t>& opsets, const std::string& scope) {
+  Attribute a;
+  a.name = ap.name();
+  a.ref_attr_name = ap.ref_attr_name();
+  a.doc = ap.doc_string();
+  auto type = static_cast<AttrType>(ap.type());
+  if (type == AttrType::kUndefined) {  // IR < 2 models: infer from the field that is set
+    if (ap.has_f()) type = AttrType::kFloat;
+    else if (ap.has_i()) type = AttrType::kInt;
+    else if (ap.has_s()) type = AttrType::kString;
+    else if (ap.has_t()) type = AttrType::kTensor;
+    else if (ap.has_g()) type = AttrType::kGraph;
+    else if (ap.floats_size()) type = AttrType::kFloats;
+    else if (ap.ints_size()) type = AttrType::kInts;
+    else if (ap.strings_size()) type = AttrType::kStrings;
+    else if (ap.tensors_size()) type = AttrType::kTensors;
+    else if (ap.graphs_size()) type = AttrType::kGraphs;
+  }
+  a.type = type;
+  std::string where = scope + ", attribute '" + ap.name() + "'";
+  switch (type) {
+    case AttrType::kFloat: a.f = ap.f(); break;
+    case AttrType::kInt: a.i = ap.i(); break;
+    case AttrType::kString: a.s = ap.s(); break;
+    case AttrType::kTensor: a.t = TensorFromProto(ap.t(), TensorOptions(where)); break;
+    case AttrType::kSparseTensor: a.t = TensorFromSparseProto(ap.sparse_tensor(), TensorOptions(where)); break;
+    case AttrType::kGraph: {
+      a.g = std::make_shared<Graph>(&owner);
+      ImportGraph(ap.g(), *a.g, opsets, where);
+      break;
+    }
+    case AttrType::kFloats: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+    case AttrType::kInts: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+    case AttrType::kStrings: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+    case AttrType::kTensors:
+      for (const auto& t : ap.tensors()) a.tensors.push_back(TensorFromProto(t, TensorOptions(where)));
+      break;
+    case AttrType::kGraphs:
+      for (const auto& gp : ap.graphs()) {
+        auto g = std::make_shared<Graph>(&owner);
+        ImportGraph(gp, *g, opsets, where);
+        a.graphs.push_back(std::move(g));
+      }
+      break;
+    case AttrType::kTypeProto: a.tp = TypeFromProto(ap.tp()); break;
+    case AttrType::kTypeProtos:
+      for (const auto& tp : ap.type_protos()) a.tps.push_back(TypeFromProto(tp));
+      break;
+    case AttrType::kSparseTensors:
+      for (const auto& t : ap.sparse_tensors()) a.tensors.push_back(TensorFromSparseProto(t, TensorOptions(where)));
+      break;
+    case AttrType::kUndefined:
+      if (a.ref_attr_name.empty()) Fail(scope, "attribute '" + ap.name() + "' has no type and no value");
+      break;
+    default:
+      Fail(scope, "attribute '" + ap.name() + "' has unknown type " + std::to_string(ap.type()));
+  }
+  return a;
+}
+
+void Importer::ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Graph& g,
+                           const std::map<std::string, int64_t>& opsets, const std::string& scope) {
+  // Create every node output first so nodes may be listed out of order and subgraphs may capture them.
+  std::vector<std::vector<Value*>> outputs(static_cast<size_t>(nodes.size()));
+  for (int k = 0; k < nodes.size(); ++k) {
+    const auto& np = nodes[k];
+    for (const auto& name : np.output()) {
+      if (name.empty()) {
+        outputs[static_cast<size_t>(k)].push_back(nullptr);
+        continue;
+      }
+      if (g.FindValue(name)) {
+        Fail(scope, "node '" + np.name() + "' (" + np.op_type() + "): output '" + name +
+                        "' is already defined (a graph input, initializer or another node's output)");
+      }
+      outputs[static_cast<size_t>(k)].push_back(g.AddValue(name));
+    }
+  }
+  for (int k = 0; k < nodes.size(); ++k) {
+    const auto& np = nodes[k];
+    std::string name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
+    std::string where = scope + ", node '" + name + "' (" + np.op_type() + ")";
+    if (np.op_type().empty()) Fail(scope, "node '" + name + "' has no op_type");
+    std::vector<Value*> inputs;
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      Value* v = g.LookupValue(in);
+      if (!v) Fail(where, "input '" + in + "' is not a graph input, initializer or output of any node");
+      inputs.push_back(v);
+    }
+    std::vector<Attribute> attrs;
+    for (const auto& ap : np.attribute()) attrs.push_back(ImportAttribute(ap, g, opsets, where));
+    std::string domain = CanonicalDomain(np.domain());
+    Node* node = g.AddNode(name, np.op_type(), domain, std::move(inputs), outputs[static_cast<size_t>(k)], std::move(attrs));
+    auto it = opsets.find(domain);
+    if (it == opsets.end()) {
+      Fail(where, "domain '" + (domain.empty() ? std::string("ai.onnx") : domain) + "' is not in the opset imports");
+    }
+    node->set_opset(it->second);
+    for (const auto& s : UnknownBytes(np, 8)) node->set_overload(s);
+    node->set_doc(np.doc_string());
+  }
+}
+
+void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<std::string, int64_t>& opsets,
+                           const std::string& scope_in) {
+  g.set_name(gp.name());
+  g.set_doc(gp.doc_string());
+  std::string scope = scope_in.empty() ? "graph '" + gp.name() + "'" : scope_in + ", graph '" + gp.name() + "'";
+  for (const auto& tp : gp.initializer()) {
+    if (tp.name().empty()) Fail(scope, "an initializer has no name");
+    if (g.FindValue(tp.name())) Fail(scope, "initializer '" + tp.name() + "' is defined more than once");
+    auto t = std::make_shared<const Tensor>(TensorFromProto(tp, TensorOptions(scope + ", initializer '" + tp.name() + "'")));
+    g.AddInitializer(tp.name(), std::move(t));
+  }
+  for (const auto& sp : gp.sparse_initializer()) {
+    const std::string& n = sp.values().name();
+    if (g.FindValue(n)) Fail(scope, "sparse initializer '" + n + "' is defined more than once");
+    auto t = std::make_shared<const Tensor>(TensorFromSparseProto(sp, TensorOptions(scope + ", initializer '" + n + "'")));
+    g.AddInitializer(n, std::move(t));
+  }
+  for (const auto& vi : gp.input()) {
+    Value* v = g.FindValue(vi.name());
+    if (v && !v->is_initializer()) Fail(scope, "graph input '" + vi.name() + "' is declared twice");
+    if (!v) v = g.AddValue(vi.name());
+    if (vi.has_type()) v->set_type(TypeFromProto(vi.type()));
+    g.mutable_inputs().push_back(v);
+  }
+  ImportNodes(gp.node(), g, opsets, scope);
+  for (const auto& vi : gp.value_info()) {
+    Value* v = g.FindValue(vi.name());
+    if (v && vi.has_type() && !v->is_initializer()) v->set_type(TypeFromProto(vi.type()));
+  }
+  for (const auto& vi : gp.output()) {
+    Value* v = g.LookupValue(vi.name());
+    if (!v) Fail(scope, "graph output '" + vi.name() + "' is not produced by any node, input or initializer");
+    if (vi.has_type() && v->owner() == &g && !v->is_initializer()) {
+      TypeInfo t = TypeFromProto(vi.type());
+      if (t.kind != TypeInfo::Kind::kUnknown) v->set_type(std::move(t));
+    }
+    g.mutable_outputs().push_back(v);
+  }
+  try {
+    g.TopologicalSort();
+  } catch (const InvalidModelError& e) {
+    Fail(scope, e.what());
+  }
+}
+
+void Importer::ImportFunction(const onnx::FunctionProto& fp, Function& f) {
+  f.domain = CanonicalDomain(fp.domain());
+  f.name = fp.name();
+  f.doc = fp.doc_string();
+  for (const auto& s : UnknownBytes(fp, 13)) f.overload = s;
+  f.inputs.assign(fp.input().begin(), fp.input().end());
+  f.outputs.assign(fp.output().begin(), fp.output().end());
+  f.attributes.assign(fp.attribute().begin(), fp.attribute().end());
+  for (const auto& op : fp.opset_import()) f.opsets[CanonicalDomain(op.domain())] = op.version();
+  std::string scope = "function '" + (f.domain.empty() ? "" : f.domain + "::") + f.name + "'";
+  f.body = std::make_shared<Graph>();
+  f.body->set_name(f.name);
+  for (const auto& bytes : UnknownBytes(fp, 11)) {  // attribute_proto (IR >= 9): attributes with defaults
+    onnx::AttributeProto ap;
+    if (!ap.ParseFromString(bytes)) Fail(scope, "an attribute_proto entry is not a valid AttributeProto");
+    f.attribute_defaults.push_back(ImportAttribute(ap, *f.body, f.opsets, scope));
+  }
+  for (const auto& in : f.inputs) {
+    if (f.body->FindValue(in)) Fail(scope, "input '" + in + "' is declared twice");
+    f.body->mutable_inputs().push_back(f.body->AddValue(in));
+  }
+  ImportNodes(fp.node(), *f.body, f.opsets, scope);
+  for (const auto& out : f.outputs) {
+    Value* v = f.body->FindValue(out);
+    if (!v) Fail(scope, "output '" + out + "' is not produced by the function body");
+    f.body->mutable_outputs().push_back(v);
+  }
+  try {
+    f.body->TopologicalSort();
+  } catch (const InvalidModelError& e) {
+    Fail(scope, e.what());
+  }
+}
+
+}  // namespace
+
+TypeInfo TypeFromProto(const onnx::TypeProto& tp) {
+  TypeInfo t;
+  auto shape_of = [](const onnx::TensorShapeProto& sp) {
+    std::vector<Dim> dims;
+    for (const auto& d : sp.dim()) {
+      if (d.has_dim_value()) dims.push_back(Dim::Static(d.dim_value()));
+      else dims.push_back(Dim::Symbolic(d.dim_param()));
+    }
+    return dims;
+  };
+  switch (tp.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      t.kind = TypeInfo::Kind::kTensor;
+      t.elem_type = IsKnownDataType(tp.tensor_type().elem_type()) ? static_cast<DataType>(tp.tensor_type().elem_type())
+                                                                  : DataType::kUndefined;
+      if (tp.tensor_type().has_shape()) t.shape = shape_of(tp.tensor_type().shape());
+      break;
+    case onnx::TypeProto::kSparseTensorType:
+      t.kind = TypeInfo::Kind::kSparseTensor;
+      t.elem_type = IsKnownDataType(tp.sparse_tensor_type().elem_type())
+                        ? static_cast<DataType>(tp.sparse_tensor_type().elem_type())
+                        : DataType::kUndefined;
+      if (tp.sparse_tensor_type().has_shape()) t.shape = shape_of(tp.sparse_tensor_type().shape());
+      break;
+    case onnx::TypeProto::kSequenceType:
+      t.kind = TypeInfo::Kind::kSequence;
+      t.elem = std::make_shared<TypeInfo>(TypeFromProto(tp.sequence_type().elem_type()));
+      break;
+    case onnx::TypeProto::kOptionalType:
+      t.kind = TypeInfo::Kind::kOptional;
+      t.elem = std::make_shared<TypeInfo>(TypeFromProto(tp.optional_type().elem_type()));
+      break;
+    case onnx::TypeProto::kMapType:
+      t.kind = TypeInfo::Kind::kMap;
+      t.elem_type = IsKnownDataType(tp.map_type().key_type()) ? static_cast<DataType>(tp.map_type().key_type())
+                                                              : DataType::kUndefined;
+      t.elem = std::make_shared<TypeInfo>(TypeFromProto(tp.map_type().value_type()));
+      break;
+    default:
+      break;
+  }
+  return t;
+}
+
+std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std::string& path,
+                                        const std::string& base_dir) {
+  auto model = std::make_unique<Model>();
+  model->path = path;
+  model->ir_version = proto.ir_version();
+  if (!proto.has_ir_version() || proto.ir_version() <= 0) {
+    throw InvalidModelError(model->Describe() + ": not an ONNX model (no ir_version)");
+  }
+  if (proto.ir_version() > kMaxIrVersion) {
+    throw UnsupportedError(model->Describe() + ": IR version " + std::to_string(proto.ir_version()) +
+                           " is newer than the newest Ferry reads (" + std::to_string(kMaxIrVersion) + ")");
+  }
+  if (!proto.has_graph()) throw InvalidModelError(model->Describe() + ": the model has no graph");
+  for (const auto& op : proto.opset_import()) {
+    if (op.version() <= 0) {
+      throw InvalidModelError(model->Describe() + ": opset import for domain '" + op.domain() + "' has version " +
+                              std::to_string(op.version()));
+    }
+    model->opsets[CanonicalDomain(op.domain())] = op.version();
+  }
+  if (proto.opset_import_size() == 0) model->opsets[""] = 1;  // IR < 3 models have no opset imports
+  model->producer_name = proto.producer_name();
+  model->producer_version = proto.producer_version();
+  model->domain = proto.domain();
+  model->doc = proto.doc_string();
+  model->model_version = proto.model_version();
+  for (const auto& kv : proto.metadata_props()) model->metadata.emplace_back(kv.key(), kv.value());
+  Importer importer(*model, base_dir);
+  for (const auto& fp : proto.functions()) {
+    Function f;
+    importer.ImportFunction(fp, f);
+    model->functions.push_back(std::move(f));
+  }
+  model->graph = std::make_unique<Graph>();
+  importer.ImportGraph(proto.graph(), *model->graph, model->opsets, "");
+  return model;
+}
+
+std::unique_ptr<Model> ImportModelFromBytes(std::span<const uint8_t> bytes, const std::string& base_dir,
+                                            const std::string& name) {
+  onnx::ModelProto proto;
+  std::string label = name.empty() ? "model <bytes>" : "model '" + name + "'";
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    throw UnsupportedError(label + ": files over 2 GiB must keep their weights in external data");
+  }
+  google::protobuf::io::CodedInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(256);
+  if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    throw InvalidModelError(label + ": not a valid ONNX model (protobuf parsing failed: truncated or not a ModelProto)");
+  }
+  return ImportModelProto(proto, name, base_dir);
+}
+
+std::unique_ptr<Model> ImportModelFromFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InvalidArgumentError("model '" + path + "': no such file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidArgumentError("model '" + path + "': cannot open");
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string base = std::filesystem::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  return ImportModelFromBytes({reinterpret_cast<const uint8_t*>(data.data()), data.size()}, base, path);
+}
+
+}  // namespace ferry::ir

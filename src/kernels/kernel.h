@@ -1,0 +1,74 @@
+// The kernel interface. A kernel object is created once per node at session creation (read attributes,
+// pre-pack weights; throw InvalidModelError/UnsupportedError naming the node for bad attributes), then
+// Compute() runs it. Compute is const and must be safe to call from several threads at once: all per-run state
+// lives in the KernelContext.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ferry/error.h"
+#include "ferry/tensor.h"
+#include "ferry/value.h"
+#include "ir/graph.h"
+
+namespace ferry {
+
+class KernelContext;
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual void Compute(KernelContext& ctx) const = 0;
+};
+
+// Runs a subgraph (If/Loop/Scan body) with the given formal inputs; outer-scope values are resolved from
+// the calling frame. Provided by the executor.
+using SubgraphRunner = std::function<std::vector<Value>(const ir::Graph& body, std::vector<Value> inputs)>;
+
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, std::span<const Value* const> inputs, std::span<Value> outputs, int threads,
+                SubgraphRunner subgraphs)
+      : node_(node), inputs_(inputs), outputs_(outputs), threads_(threads), subgraphs_(std::move(subgraphs)) {}
+
+  const ir::Node& node() const { return node_; }
+  int input_count() const { return static_cast<int>(inputs_.size()); }
+  int output_count() const { return static_cast<int>(outputs_.size()); }
+  // True when input i is present (not omitted, not an empty optional).
+  bool has_input(int i) const;
+  // The tensor at input i; nullptr if omitted. Throws InvalidArgumentError if the value is not a tensor.
+  const Tensor* input(int i) const;
+  // Like input(i) but throws InvalidModelError naming the node when the input is missing.
+  const Tensor& required_input(int i) const;
+  // The raw value (tensor, sequence, optional) at input i; nullptr if omitted.
+  const Value* input_value(int i) const { return i < input_count() ? inputs_[static_cast<size_t>(i)] : nullptr; }
+
+  // True when output i is requested by the graph (not omitted).
+  bool output_requested(int i) const { return i < output_count() && node_.output(static_cast<size_t>(i)); }
+  // Allocates output i as a new zeroed tensor and returns it (i < output_count(); a kernel may fill an output
+  // the graph omitted, and the executor drops it).
+  Tensor& Output(int i, DataType dtype, Shape shape);
+  // Sets output i to a value (may share another tensor's buffer, e.g. Reshape/Identity).
+  void SetOutput(int i, Value v);
+
+  int threads() const { return threads_; }
+  std::vector<Value> RunSubgraph(const ir::Graph& body, std::vector<Value> inputs) const {
+    return subgraphs_(body, std::move(inputs));
+  }
+
+  // "node 'x' (Op)" prefix for error messages raised by kernels.
+  std::string Describe() const { return node_.Describe(); }
+
+ private:
+  const ir::Node& node_;
+  std::span<const Value* const> inputs_;
+  std::span<Value> outputs_;
+  int threads_;
+  SubgraphRunner subgraphs_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,41 @@
+#include "kernels/kernel.h"
+
+namespace ferry {
+
+bool KernelContext::has_input(int i) const {
+  const Value* v = input_value(i);
+  return v && !v->is_none();
+}
+
+const Tensor* KernelContext::input(int i) const {
+  const Value* v = input_value(i);
+  if (!v || v->is_none()) return nullptr;
+  if (!v->is_tensor()) {
+    throw InvalidArgumentError(Describe() + ": input " + std::to_string(i) + " must be a tensor, got a sequence");
+  }
+  return &v->tensor();
+}
+
+const Tensor& KernelContext::required_input(int i) const {
+  const Tensor* t = input(i);
+  if (!t) throw InvalidModelError(Describe() + ": required input " + std::to_string(i) + " is missing");
+  return *t;
+}
+
+Tensor& KernelContext::Output(int i, DataType dtype, Shape shape) {
+  if (i >= output_count()) {
+    throw InternalError(Describe() + ": kernel wrote output " + std::to_string(i) + " which is not requested");
+  }
+  auto& slot = outputs_[static_cast<size_t>(i)];
+  slot = Value(Tensor(dtype, std::move(shape)));
+  return slot.tensor();
+}
+
+void KernelContext::SetOutput(int i, Value v) {
+  if (i >= output_count()) {
+    throw InternalError(Describe() + ": kernel set output " + std::to_string(i) + " which is not requested");
+  }
+  outputs_[static_cast<size_t>(i)] = std::move(v);
+}
+
+}  // namespace ferry

@@ -1,0 +1,58 @@
+// KernelDef: a kernel's contract as plain data. The registry, placement, `ferry ops` and `ferry check` all
+// read these records; nothing else decides whether a kernel supports a node.
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/dtype.h"
+#include "ir/graph.h"
+#include "kernels/kernel.h"
+
+namespace ferry {
+
+// Allowed element types for one type variable of the op's schema ("T", "T1", "Tind", ...).
+struct TypeConstraintDef {
+  std::string var;
+  std::vector<DataType> types;
+};
+
+// Returns "" when the kernel supports the node, else a human-readable reason naming the attribute or shape.
+using KernelPredicate = std::function<std::string(const ir::Node&)>;
+using KernelFactory = std::function<std::unique_ptr<OpKernel>(const ir::Node&)>;
+
+inline constexpr int kOpsetOpen = INT_MAX;
+
+struct KernelDef {
+  std::string op;
+  std::string domain;      // "" = ai.onnx
+  int since = 1;           // first opset version of the op's schema this kernel implements
+  int until = kOpsetOpen;  // last opset version (inclusive) this kernel implements
+  std::vector<TypeConstraintDef> types;
+  KernelFactory create;
+  KernelPredicate predicate;         // optional
+  std::vector<int> host_inputs;      // inputs that must live in host memory (shape tensors, axes)
+  std::string name;                  // e.g. "ref.Relu"; filled by the registry when empty
+  std::string backend;               // filled by the registry
+};
+
+template <typename K>
+std::unique_ptr<OpKernel> MakeKernel(const ir::Node& node) {
+  return std::make_unique<K>(node);
+}
+
+// Common dtype sets.
+namespace dtypes {
+std::vector<DataType> Floats();        // float32, float64, float16, bfloat16
+std::vector<DataType> Ints();          // int8..int64, uint8..uint64
+std::vector<DataType> SignedInts();    // int8..int64
+std::vector<DataType> Numeric();       // Floats() + Ints()
+std::vector<DataType> All();           // every tensor type incl. string, bool, float8, int4
+std::vector<DataType> AllNonString();  // All() without string
+std::vector<DataType> Concat(std::vector<DataType> a, const std::vector<DataType>& b);
+}  // namespace dtypes
+
+}  // namespace ferry

@@ -1,0 +1,278 @@
+// Attention (opsets 23, 24): scaled dot-product attention with the ONNX function body's semantics.
+//   Q [B, Hq, Sq, D] or [B, Sq, Hq*D] (3-D needs q_num_heads / kv_num_heads), K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]
+//   (or 3-D), optional attn_mask (bool: true = attend; or additive float) broadcast to [B, Hq, Sq, Stotal] and
+//   padded with -inf / false when its last dim is shorter, past_key / past_value [B, Hkv, Spast, D] prepended to K/V
+//   (present_key / present_value outputs), nonpad_kv_seqlen [B] (opset 24: keys at or past it are masked).
+//   GQA: query head h reads kv head h / (Hq / Hkv).
+// Per (batch, head, query row): s = (q . k) * scale (default 1/sqrt(D)); softcap c > 0: s = c * tanh(s / c);
+// bias = mask + causal (-inf where j > i + offset; offset = Spast with a past, nonpad_kv_seqlen[b] - Sq with
+// nonpad_kv_seqlen, else 0) + padding; p = softmax(s + bias), except a row whose bias is -inf everywhere gets
+// p = 0; Y = p . V. qk_matmul_output: mode 0 = s before softcap, 1 = after softcap, 2 = after adding the bias,
+// 3 = p. Statistics and softmax run in float (double for double inputs), whatever softmax_precision says.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/normalization_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+// A [B, H, S, D] view of a 3-D or 4-D tensor: element (b, h, s, d) at b*sb + h*sh + s*ss + d.
+struct HeadView {
+  int64_t batch = 0, heads = 0, seq = 0, dim = 0;
+  int64_t sb = 0, sh = 0, ss = 0;
+  int64_t At(int64_t b, int64_t h, int64_t s) const { return b * sb + h * sh + s * ss; }
+};
+
+HeadView MakeView(const Tensor& t, int64_t heads_attr, const std::string& what, const char* name) {
+  HeadView v;
+  if (t.rank() == 4) {
+    v.batch = t.dim(0), v.heads = t.dim(1), v.seq = t.dim(2), v.dim = t.dim(3);
+    v.ss = v.dim, v.sh = v.seq * v.dim, v.sb = v.heads * v.sh;
+  } else if (t.rank() == 3) {
+    if (heads_attr <= 0 || t.dim(2) % heads_attr != 0) {
+      throw InvalidArgumentError(what + ": 3-D input '" + name + "' of shape " + ShapeToString(t.shape()) +
+                                 " needs a positive head count dividing its last dim (q_num_heads/kv_num_heads = " +
+                                 std::to_string(heads_attr) + ")");
+    }
+    v.batch = t.dim(0), v.seq = t.dim(1), v.heads = heads_attr, v.dim = t.dim(2) / heads_attr;
+    v.sh = v.dim, v.ss = t.dim(2), v.sb = v.seq * v.ss;
+  } else {
+    throw InvalidArgumentError(what + ": input '" + name + "' must be 3-D or 4-D, got " + ShapeToString(t.shape()));
+  }
+  return v;
+}
+
+class Attention : public OpKernel {
+ public:
+  explicit Attention(const ir::Node& node)
+      : causal_(node.GetInt("is_causal", 0) != 0),
+        q_heads_(node.GetInt("q_num_heads", 0)),
+        kv_heads_(node.GetInt("kv_num_heads", 0)),
+        mode_(node.GetInt("qk_matmul_output_mode", 0)),
+        has_scale_(node.has_attr("scale")),
+        scale_(node.GetFloat("scale", 1.0f)),
+        softcap_(node.GetFloat("softcap", 0.0f)) {
+    if (mode_ < 0 || mode_ > 3) {
+      throw InvalidModelError(node.Describe() + ": qk_matmul_output_mode must be 0..3, got " + std::to_string(mode_));
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const std::string what = ctx.Describe();
+    const Tensor& q = ctx.required_input(0);
+    const Tensor& k = ctx.required_input(1);
+    const Tensor& v = ctx.required_input(2);
+    const Tensor* mask = ctx.input(3);
+    const Tensor* past_k = ctx.input(4);
+    const Tensor* past_v = ctx.input(5);
+    const Tensor* nonpad = ctx.input(6);
+    if (q.rank() != k.rank() || q.rank() != v.rank()) {
+      throw InvalidArgumentError(what + ": Q, K and V must have the same rank, got " + ShapeToString(q.shape()) +
+                                 ", " + ShapeToString(k.shape()) + ", " + ShapeToString(v.shape()));
+    }
+    if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
+      throw UnsupportedError(what + ": Q, K and V of different element types are not supported");
+    }
+    const HeadView qv = MakeView(q, q_heads_, what, "Q");
+    const HeadView kv = MakeView(k, kv_heads_, what, "K");
+    const HeadView vv = MakeView(v, kv_heads_, what, "V");
+    const int64_t B = qv.batch, Hq = qv.heads, Sq = qv.seq, D = qv.dim, Hkv = kv.heads, Dv = vv.dim;
+    if (kv.batch != B || vv.batch != B || vv.heads != Hkv || vv.seq != kv.seq || kv.dim != D) {
+      throw InvalidArgumentError(what + ": inconsistent Q/K/V shapes " + ShapeToString(q.shape()) + ", " +
+                                 ShapeToString(k.shape()) + ", " + ShapeToString(v.shape()));
+    }
+    if (Hkv <= 0 || Hq % Hkv != 0) {
+      throw InvalidArgumentError(what + ": q heads (" + std::to_string(Hq) + ") must be a multiple of kv heads (" +
+                                 std::to_string(Hkv) + ")");
+    }
+    if ((past_k == nullptr) != (past_v == nullptr)) {
+      throw InvalidArgumentError(what + ": past_key and past_value must be given together");
+    }
+    int64_t Spast = 0;
+    if (past_k) {
+      if (past_k->rank() != 4 || past_v->rank() != 4 || past_k->dim(0) != B || past_k->dim(1) != Hkv ||
+          past_k->dim(3) != D || past_v->dim(0) != B || past_v->dim(1) != Hkv || past_v->dim(2) != past_k->dim(2) ||
+          past_v->dim(3) != Dv || past_k->dtype() != q.dtype() || past_v->dtype() != q.dtype()) {
+        throw InvalidArgumentError(what + ": past_key/past_value must be [B, kv_heads, past, head_size] of Q's type, got " +
+                                   ShapeToString(past_k->shape()) + " and " + ShapeToString(past_v->shape()));
+      }
+      Spast = past_k->dim(2);
+    }
+    const int64_t S = Spast + kv.seq;  // total key/value length
+    std::vector<int64_t> valid_len;
+    if (nonpad) {
+      valid_len = ReadInt64s(*nonpad, what + " input 'nonpad_kv_seqlen'");
+      if (static_cast<int64_t>(valid_len.size()) != B) {
+        throw InvalidArgumentError(what + ": nonpad_kv_seqlen must have B = " + std::to_string(B) + " elements, got " +
+                                   std::to_string(valid_len.size()));
+      }
+    }
+    // Mask as additive float bias, with broadcast strides over [B, Hq, Sq, M].
+    std::vector<float> mask_bias;
+    int64_t mb = 0, mh = 0, mq = 0, mlen = 0;
+    if (mask) {
+      if (mask->rank() < 2 || mask->rank() > 4) {
+        throw InvalidArgumentError(what + ": attn_mask must have rank 2 to 4, got " + ShapeToString(mask->shape()));
+      }
+      const int64_t r = mask->rank();
+      mlen = mask->dim(r - 1);
+      if (mlen > S) {
+        throw InvalidArgumentError(what + ": attn_mask's last dim " + std::to_string(mlen) +
+                                   " exceeds the total key length " + std::to_string(S));
+      }
+      const int64_t want[4] = {B, Hq, Sq, mlen};
+      const std::vector<int64_t> st = Strides(mask->shape());
+      int64_t* out_st[4] = {&mb, &mh, &mq, nullptr};
+      for (int64_t i = 0; i < r; ++i) {
+        const int64_t axis = 4 - r + i;
+        const int64_t d = mask->dim(i);
+        if (d != want[axis] && d != 1) {
+          throw InvalidArgumentError(what + ": attn_mask of shape " + ShapeToString(mask->shape()) +
+                                     " does not broadcast to [B, q_heads, q_seq, kv] = [" + std::to_string(B) + "," +
+                                     std::to_string(Hq) + "," + std::to_string(Sq) + "," + std::to_string(mlen) + "]");
+        }
+        if (axis < 3) *out_st[axis] = d == 1 ? 0 : st[static_cast<size_t>(i)];
+      }
+      if (mask->dtype() == DataType::kBool) {
+        const bool* p = mask->data<bool>();
+        mask_bias.resize(static_cast<size_t>(mask->size()));
+        for (int64_t i = 0; i < mask->size(); ++i) {
+          mask_bias[static_cast<size_t>(i)] = p[i] ? 0.f : -std::numeric_limits<float>::infinity();
+        }
+      } else {
+        mask_bias = ReadFloats<float>(*mask, what);
+      }
+    }
+
+    const bool three_d = q.rank() == 3;
+    Tensor& y = ctx.Output(0, q.dtype(), three_d ? Shape{B, Sq, Hq * Dv} : Shape{B, Hq, Sq, Dv});
+    const HeadView yv = MakeView(y, Hq, what, "Y");
+    Tensor* present_k = ctx.output_requested(1) ? &ctx.Output(1, q.dtype(), {B, Hkv, S, D}) : nullptr;
+    Tensor* present_v = ctx.output_requested(2) ? &ctx.Output(2, q.dtype(), {B, Hkv, S, Dv}) : nullptr;
+    Tensor* qk_out = ctx.output_requested(3) ? &ctx.Output(3, q.dtype(), {B, Hq, Sq, S}) : nullptr;
+
+    Dispatch(FloatTypes{}, q.dtype(), what, [&](auto tag) {
+      using T = decltype(tag);
+      using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      // Contiguous [B, Hkv, S, D] copies of past + new keys/values (also the present outputs).
+      auto gather = [&](const Tensor& cur, const HeadView& cv, const Tensor* past, int64_t dim, Tensor* present) {
+        std::vector<A> all(static_cast<size_t>(B * Hkv * S * dim));
+        const T* pc = cur.data<T>();
+        const T* pp = past ? past->data<T>() : nullptr;
+        T* pres = present ? present->data<T>() : nullptr;
+        for (int64_t b = 0; b < B; ++b) {
+          for (int64_t h = 0; h < Hkv; ++h) {
+            for (int64_t s = 0; s < S; ++s) {
+              const T* src = s < Spast ? pp + ((b * Hkv + h) * Spast + s) * dim : pc + cv.At(b, h, s - Spast);
+              const int64_t dst = ((b * Hkv + h) * S + s) * dim;
+              for (int64_t d = 0; d < dim; ++d) {
+                all[static_cast<size_t>(dst + d)] = static_cast<A>(static_cast<Acc<T>>(src[d]));
+                if (pres) pres[dst + d] = src[d];
+              }
+            }
+          }
+        }
+        return all;
+      };
+      const std::vector<A> kall = gather(k, kv, past_k, D, present_k);
+      const std::vector<A> vall = gather(v, vv, past_v, Dv, present_v);
+      const T* qp = q.data<T>();
+      T* yp = y.data<T>();
+      T* qkp = qk_out ? qk_out->data<T>() : nullptr;
+      const A scale = has_scale_ ? static_cast<A>(scale_) : A(1) / std::sqrt(static_cast<A>(D));
+      const A cap = static_cast<A>(softcap_);
+      const A neg_inf = -std::numeric_limits<A>::infinity();
+      const int64_t group = Hq / Hkv;
+      ParallelFor(ctx.threads(), B * Hq, 1, [&](int64_t begin, int64_t end) {
+        std::vector<A> raw(static_cast<size_t>(S)), score(static_cast<size_t>(S)), bias(static_cast<size_t>(S));
+        std::vector<A> qrow(static_cast<size_t>(D)), acc(static_cast<size_t>(Dv));
+        for (int64_t bh = begin; bh < end; ++bh) {
+          const int64_t b = bh / Hq, h = bh % Hq, hk = h / group;
+          const A* kb = kall.data() + (b * Hkv + hk) * S * D;
+          const A* vb = vall.data() + (b * Hkv + hk) * S * Dv;
+          int64_t offset = 0;
+          if (past_k) {
+            offset = Spast;
+          } else if (nonpad) {
+            offset = valid_len[static_cast<size_t>(b)] - Sq;
+          }
+          for (int64_t i = 0; i < Sq; ++i) {
+            const T* qr = qp + qv.At(b, h, i);
+            for (int64_t d = 0; d < D; ++d) qrow[static_cast<size_t>(d)] = static_cast<A>(static_cast<Acc<T>>(qr[d]));
+            // Bias row: mask (padded with -inf), causal frontier, nonpad padding.
+            A bias_max = neg_inf;
+            for (int64_t j = 0; j < S; ++j) {
+              A bj = 0;
+              if (mask) {
+                bj = j < mlen ? static_cast<A>(mask_bias[static_cast<size_t>(b * mb + h * mh + i * mq + j)]) : neg_inf;
+              }
+              if (causal_ && j > i + offset) bj = neg_inf;
+              if (nonpad && j >= valid_len[static_cast<size_t>(b)]) bj = neg_inf;
+              bias[static_cast<size_t>(j)] = bj;
+              bias_max = std::max(bias_max, bj);
+            }
+            A mx = neg_inf;
+            for (int64_t j = 0; j < S; ++j) {
+              const A* kr = kb + j * D;
+              A dot = 0;
+              for (int64_t d = 0; d < D; ++d) dot += qrow[static_cast<size_t>(d)] * kr[d];
+              const A s0 = dot * scale;
+              raw[static_cast<size_t>(j)] = s0;
+              const A s1 = cap > 0 ? cap * std::tanh(s0 / cap) : s0;
+              const A s2 = s1 + bias[static_cast<size_t>(j)];
+              score[static_cast<size_t>(j)] = s2;
+              mx = std::max(mx, s2);
+              if (qkp && mode_ < 3) {
+                qkp[((b * Hq + h) * Sq + i) * S + j] = T(static_cast<Acc<T>>(mode_ == 0 ? s0 : mode_ == 1 ? s1 : s2));
+              }
+            }
+            const bool all_masked = bias_max == neg_inf;
+            A sum = 0;
+            for (int64_t j = 0; j < S; ++j) {
+              const A e = all_masked ? A(0) : std::exp(score[static_cast<size_t>(j)] - mx);
+              score[static_cast<size_t>(j)] = e;
+              sum += e;
+            }
+            const A inv = all_masked || sum == 0 ? A(0) : A(1) / sum;
+            std::fill(acc.begin(), acc.end(), A(0));
+            for (int64_t j = 0; j < S; ++j) {
+              const A p = score[static_cast<size_t>(j)] * inv;
+              if (qkp && mode_ == 3) qkp[((b * Hq + h) * Sq + i) * S + j] = T(static_cast<Acc<T>>(p));
+              const A* vr = vb + j * Dv;
+              for (int64_t d = 0; d < Dv; ++d) acc[static_cast<size_t>(d)] += p * vr[d];
+            }
+            T* yr = yp + yv.At(b, h, i);
+            for (int64_t d = 0; d < Dv; ++d) yr[d] = T(static_cast<Acc<T>>(acc[static_cast<size_t>(d)]));
+          }
+        }
+      });
+    });
+  }
+
+ private:
+  bool causal_;
+  int64_t q_heads_, kv_heads_;
+  int64_t mode_;
+  bool has_scale_;
+  float scale_;
+  float softcap_;
+};
+
+}  // namespace
+
+void RegisterAttentionKernels(KernelRegistry& r) {
+  const std::vector<DataType> mask = dtypes::Concat({DataType::kBool}, dtypes::Floats());
+  // 23: inputs Q, K, V, attn_mask, past_key, past_value. 24 adds nonpad_kv_seqlen; the computation is shared.
+  r.Add({.op = "Attention",
+         .since = 23,
+         .types = {{"T1", dtypes::Floats()}, {"T2", dtypes::Floats()}, {"U", mask}},
+         .create = MakeKernel<Attention>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,358 @@
+// Cast (opsets 1, 6, 9, 13, 19, 21, 23, 24, 25) and CastLike (15, 19, 21, 23, 24, 25): element type conversion
+// between every non-complex ONNX type.
+//
+// Rules (ONNX spec and its reference implementation / test data):
+//  - float -> integer truncates toward zero and wraps to the target width (NaN and values outside int64 give
+//    INT64_MIN first, as x86 does); this includes int4/uint4/int2/uint2, which wrap (-9 -> int4 7).
+//  - -> bool: x != 0. bool -> number: 0/1.
+//  - -> float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz): round to nearest even; `saturate` (default 1) clamps
+//    out-of-range values and infinities to the largest finite value, else they become inf (e5m2) or NaN.
+//  - -> float4e2m1: round to nearest even, always saturating; NaN -> 0x8.
+//  - -> float8e8m0: `round_mode` up (default) / down / nearest, `saturate` as above; the sign is ignored.
+//  - string -> number: plain or scientific notation; "INF", "+INF", "-INF", "NaN" in any case.
+//  - number -> string: integers in decimal; floats as the shortest string that round-trips in the source
+//    type, positional for 1e-4 <= |x| < 1e16 (with ".0" when integral) else scientific ("1e-05"), as numpy
+//    prints; NaN -> "NaN", infinities -> "INF"/"-INF"; bool -> "True"/"False".
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "core/float8.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+struct CastOptions {
+  bool saturate = true;
+  E8M0Rounding round = E8M0Rounding::kUp;
+};
+
+// ---- strings ----------------------------------------------------------------------------------------------
+
+bool EqualsNoCase(const std::string& s, const char* word) {
+  size_t n = std::strlen(word);
+  if (s.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != word[i]) return false;
+  }
+  return true;
+}
+
+// Parses a floating point literal; unparsable text gives NaN.
+template <typename F>
+F ParseFloating(const std::string& s) {
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  F v;
+  if constexpr (std::is_same_v<F, float>) {
+    v = std::strtof(begin, &end);
+  } else {
+    v = std::strtod(begin, &end);
+  }
+  if (end == begin) return std::numeric_limits<F>::quiet_NaN();
+  return v;
+}
+
+// Parses an integer literal (falls back to a float literal truncated toward zero); unparsable text gives 0.
+template <typename I>
+I ParseInteger(const std::string& s) {
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(*b))) ++b;
+  if (b < e && *b == '+') ++b;
+  using Wide = std::conditional_t<std::is_signed_v<I>, int64_t, uint64_t>;
+  Wide w = 0;
+  auto [p, ec] = std::from_chars(b, e, w);
+  if (ec == std::errc() && (p == e || std::isspace(static_cast<unsigned char>(*p)))) return static_cast<I>(w);
+  double d = ParseFloating<double>(s);
+  if (std::isnan(d)) return 0;
+  return FloatToIntWrap<I>(d);
+}
+
+bool ParseBool(const std::string& s) {
+  if (EqualsNoCase(s, "true")) return true;
+  if (EqualsNoCase(s, "false")) return false;
+  double d = ParseFloating<double>(s);
+  return !std::isnan(d) && d != 0;
+}
+
+// numpy-style text for a finite non-zero value given its shortest scientific form ("d.ddde+XX").
+std::string FormatFromScientific(const char* sci) {
+  std::string s(sci);
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.erase(0, 1);
+  size_t epos = s.find('e');
+  int exp = std::atoi(s.c_str() + epos + 1);
+  std::string digits;
+  for (size_t i = 0; i < epos; ++i) {
+    if (s[i] != '.') digits += s[i];
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out = neg ? "-" : "";
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      size_t int_len = static_cast<size_t>(exp) + 1;
+      if (digits.size() <= int_len) {
+        out += digits + std::string(int_len - digits.size(), '0') + ".0";
+      } else {
+        out += digits.substr(0, int_len) + "." + digits.substr(int_len);
+      }
+    } else {
+      out += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  return out + buf;
+}
+
+// Shortest text that converts back to the same value of the source type. `same(parsed)` tells whether a
+// parsed float equals the value in the source type (used for types narrower than float).
+template <typename Same>
+std::string FormatNarrowFloat(float v, Same same) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "-INF" : "INF";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  for (int p = 0; p <= 9; ++p) {
+    auto r = std::to_chars(buf, buf + sizeof(buf) - 1, v, std::chars_format::scientific, p);
+    *r.ptr = '\0';
+    if (same(std::strtof(buf, nullptr)) || p == 9) break;
+  }
+  return FormatFromScientific(buf);
+}
+
+template <typename F>
+std::string FormatFloat(F v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "-INF" : "INF";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf) - 1, v, std::chars_format::scientific);  // shortest round trip
+  *r.ptr = '\0';
+  return FormatFromScientific(buf);
+}
+
+template <typename S>
+std::string ToText(const S& v) {
+  if constexpr (std::is_same_v<S, std::string>) {
+    return v;
+  } else if constexpr (std::is_same_v<S, bool>) {
+    return v ? "True" : "False";
+  } else if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return FormatFloat(v);
+  } else if constexpr (kIsHalf<S>) {
+    return FormatNarrowFloat(static_cast<float>(v), [&](float f) { return S(f).bits == v.bits; });
+  } else {
+    return std::to_string(v);
+  }
+}
+
+// ---- scalar conversion between the standard C++ element types ---------------------------------------------
+
+template <typename D, typename S>
+D Convert(const S& v) {
+  if constexpr (std::is_same_v<D, S>) {
+    return v;
+  } else if constexpr (std::is_same_v<D, std::string>) {
+    return ToText(v);
+  } else if constexpr (std::is_same_v<S, std::string>) {
+    if constexpr (std::is_same_v<D, bool>) {
+      return ParseBool(v);
+    } else if constexpr (std::is_integral_v<D>) {
+      return ParseInteger<D>(v);
+    } else if constexpr (std::is_same_v<D, double>) {
+      return ParseFloating<double>(v);
+    } else {
+      return static_cast<D>(ParseFloating<float>(v));
+    }
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return static_cast<Acc<S>>(v) != Acc<S>(0);
+  } else if constexpr (std::is_integral_v<D>) {
+    if constexpr (std::is_integral_v<S>) {
+      return static_cast<D>(v);
+    } else {
+      return FloatToIntWrap<D>(static_cast<double>(static_cast<Acc<S>>(v)));
+    }
+  } else if constexpr (kIsHalf<D>) {
+    return D(static_cast<float>(static_cast<Acc<S>>(v)));
+  } else {
+    return static_cast<D>(static_cast<Acc<S>>(v));
+  }
+}
+
+template <typename S>
+double ToDouble(const S& v) {
+  if constexpr (std::is_same_v<S, std::string>) {
+    return ParseFloating<double>(v);
+  } else {
+    return static_cast<double>(static_cast<Acc<S>>(v));
+  }
+}
+
+template <typename S>
+int64_t ToInt64(const S& v) {
+  if constexpr (std::is_same_v<S, std::string>) {
+    return ParseInteger<int64_t>(v);
+  } else if constexpr (std::is_integral_v<S>) {
+    return static_cast<int64_t>(v);
+  } else {
+    return FloatToIntWrap<int64_t>(static_cast<double>(static_cast<Acc<S>>(v)));
+  }
+}
+
+bool IsSubByteInt(DataType t) {
+  return t == DataType::kInt4 || t == DataType::kUint4 || t == DataType::kInt2 || t == DataType::kUint2;
+}
+
+// Writes get(i) for i in [0, n) into `out` (any non-complex type). get(i) returns a standard element value.
+template <typename Get>
+void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const std::string& what, Get get) {
+  const DataType dst = out.dtype();
+  if (IsSubByteInt(dst)) {
+    const int bits = DataTypeBits(dst);
+    for (int64_t i = 0; i < n; ++i) WriteSubByte(out.raw_data(), bits, i, IntToSubByte(dst, ToInt64(get(i))));
+    return;
+  }
+  if (dst == DataType::kFloat4E2M1) {
+    for (int64_t i = 0; i < n; ++i) WriteSubByte(out.raw_data(), 4, i, DoubleToFloat4E2M1(ToDouble(get(i))));
+    return;
+  }
+  if (IsSmallFloat(dst)) {
+    uint8_t* p = out.data<uint8_t>();
+    ParallelFor(threads, n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) p[i] = DoubleToSmallFloat(dst, ToDouble(get(i)), opt.saturate, opt.round);
+    });
+    return;
+  }
+  Dispatch(AllTypes{}, dst, what, [&](auto tag) {
+    using D = decltype(tag);
+    D* p = out.data<D>();
+    ParallelFor(threads, n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) p[i] = Convert<D>(get(i));
+    });
+  });
+}
+
+void CastTensor(const Tensor& in, Tensor& out, int threads, const CastOptions& opt, const std::string& what) {
+  const DataType src = in.dtype();
+  const int64_t n = in.size();
+  if (IsSubByteInt(src)) {
+    const int bits = DataTypeBits(src);
+    const void* p = in.raw_data();
+    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return SubByteToInt(src, ReadSubByte(p, bits, i)); });
+  } else if (src == DataType::kFloat4E2M1) {
+    const void* p = in.raw_data();
+    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return Float4E2M1ToFloat(ReadSubByte(p, 4, i)); });
+  } else if (IsSmallFloat(src)) {
+    const uint8_t* p = in.data<uint8_t>();
+    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return SmallFloatToFloat(src, p[i]); });
+  } else {
+    Dispatch(AllTypes{}, src, what, [&](auto tag) {
+      using S = decltype(tag);
+      const S* p = in.data<S>();
+      StoreAll(out, n, threads, opt, what, [p](int64_t i) -> const S& { return p[i]; });
+    });
+  }
+}
+
+bool Castable(DataType t) {
+  return IsKnownDataType(static_cast<int32_t>(t)) && t != DataType::kComplex64 && t != DataType::kComplex128;
+}
+
+// Reads saturate/round_mode (shared by Cast and CastLike).
+CastOptions ReadOptions(const ir::Node& node) {
+  CastOptions opt;
+  opt.saturate = node.GetInt("saturate", 1) != 0;
+  std::string mode = node.GetString("round_mode", "up");
+  if (!ParseE8M0Rounding(mode.c_str(), &opt.round)) {
+    throw InvalidModelError(node.Describe() + ": round_mode must be \"up\", \"down\" or \"nearest\", got \"" + mode +
+                            "\"");
+  }
+  return opt;
+}
+
+void RunCast(KernelContext& ctx, const Tensor& in, DataType to, const CastOptions& opt) {
+  if (!Castable(in.dtype())) {
+    throw UnsupportedError(ctx.Describe() + ": cannot cast from " + std::string(DataTypeName(in.dtype())));
+  }
+  if (in.dtype() == to) {
+    ctx.SetOutput(0, Value(in));  // same type: share the buffer
+    return;
+  }
+  Tensor& out = ctx.Output(0, to, in.shape());
+  CastTensor(in, out, ctx.threads(), opt, ctx.Describe());
+}
+
+class Cast : public OpKernel {
+ public:
+  explicit Cast(const ir::Node& node) : opt_(ReadOptions(node)) {
+    const ir::Attribute& a = node.RequireAttr("to");
+    if (a.type == ir::AttrType::kString) {  // opset 1 names the type ("FLOAT", "INT64", ...)
+      std::string name;
+      for (char c : a.s) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      auto t = DataTypeFromName(name);
+      if (!t) throw InvalidModelError(node.Describe() + ": unknown type name \"" + a.s + "\" in attribute 'to'");
+      to_ = *t;
+    } else {
+      to_ = static_cast<DataType>(node.GetInt("to", 0));
+    }
+    if (!Castable(to_)) {
+      throw InvalidModelError(node.Describe() + ": attribute 'to' = " + std::to_string(static_cast<int>(to_)) +
+                              " is not a castable data type");
+    }
+  }
+  void Compute(KernelContext& ctx) const override { RunCast(ctx, ctx.required_input(0), to_, opt_); }
+
+ private:
+  CastOptions opt_;
+  DataType to_;
+};
+
+class CastLike : public OpKernel {
+ public:
+  explicit CastLike(const ir::Node& node) : opt_(ReadOptions(node)) {}
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& target = ctx.required_input(1);
+    if (!Castable(target.dtype())) {
+      throw UnsupportedError(ctx.Describe() + ": cannot cast to " + std::string(DataTypeName(target.dtype())));
+    }
+    RunCast(ctx, ctx.required_input(0), target.dtype(), opt_);
+  }
+
+ private:
+  CastOptions opt_;
+};
+
+std::vector<DataType> CastTypes() {
+  std::vector<DataType> out;
+  for (DataType t : dtypes::All()) {
+    if (Castable(t)) out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterCastKernels(KernelRegistry& r) {
+  // One kernel serves every version: each version only widens the type set (string 9, bfloat16 13, float8 +
+  // saturate 19, int4/uint4 21, float4e2m1 23, float8e8m0 + round_mode 24, int2/uint2 25).
+  r.Add({.op = "Cast", .since = 1, .types = {{"T1", CastTypes()}, {"T2", CastTypes()}}, .create = MakeKernel<Cast>});
+  r.Add({.op = "CastLike",
+         .since = 15,
+         .types = {{"T1", CastTypes()}, {"T2", CastTypes()}},
+         .create = MakeKernel<CastLike>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,107 @@
+// Dropout, all versions. In inference (every opset < 12, and opset 12+ unless the training_mode input is true)
+// the output is the input itself (shared, not copied) and the mask is all ones (bool from opset 10, T before).
+// Training (opset 12+): each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio); the mask
+// marks kept elements. The draws use std::mt19937_64 seeded by the `seed` attribute (random when absent), so
+// the result cannot match another runtime's random stream; ratio == 0 is exact (identity).
+#include <random>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+class Dropout : public OpKernel {
+ public:
+  explicit Dropout(const ir::Node& node)
+      : opset_(node.opset()),
+        ratio_attr_(node.GetFloat("ratio", 0.5f)),
+        has_seed_(node.has_attr("seed")),
+        seed_(node.GetInt("seed", 0)) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    bool training = false;
+    float ratio = ratio_attr_;
+    if (opset_ >= 12) {
+      if (const Tensor* r = ctx.input(1)) {
+        if (r->size() != 1) {
+          throw InvalidArgumentError(ctx.Describe() + ": input 'ratio' must be a scalar, got shape " +
+                                     ShapeToString(r->shape()));
+        }
+        Dispatch(FloatTypes{}, r->dtype(), ctx.Describe(), [&](auto tag) {
+          using T = decltype(tag);
+          ratio = static_cast<float>(static_cast<Acc<T>>(r->data<T>()[0]));
+        });
+      } else {
+        ratio = 0.5f;
+      }
+      if (const Tensor* t = ctx.input(2)) {
+        if (t->dtype() != DataType::kBool || t->size() != 1) {
+          throw InvalidArgumentError(ctx.Describe() + ": input 'training_mode' must be a bool scalar");
+        }
+        training = t->data<bool>()[0];
+      }
+    }
+    if (training && (ratio < 0.f || ratio > 1.f)) {
+      throw InvalidArgumentError(ctx.Describe() + ": ratio must be in [0, 1), got " + std::to_string(ratio));
+    }
+    const bool want_mask = ctx.output_requested(1);
+    const DataType mask_type = opset_ >= 10 ? DataType::kBool : x.dtype();
+    if (!training || ratio == 0.f) {
+      ctx.SetOutput(0, Value(x));
+      if (want_mask) FillOnes(ctx.Output(1, mask_type, x.shape()), ctx);
+      return;
+    }
+    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    Tensor* mask = want_mask ? &ctx.Output(1, DataType::kBool, x.shape()) : nullptr;
+    std::mt19937_64 rng(has_seed_ ? static_cast<uint64_t>(seed_) : std::random_device{}());
+    std::uniform_real_distribution<float> uniform(0.f, 1.f);
+    const float keep_scale = ratio < 1.f ? 1.f / (1.f - ratio) : 0.f;
+    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+      using T = decltype(tag);
+      using A = Acc<T>;
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      for (int64_t i = 0; i < x.size(); ++i) {
+        const bool keep = uniform(rng) >= ratio;
+        out[i] = keep ? T(static_cast<A>(in[i]) * static_cast<A>(keep_scale)) : T(A(0));
+        if (mask) mask->data<bool>()[i] = keep;
+      }
+    });
+  }
+
+ private:
+  static void FillOnes(Tensor& t, const KernelContext& ctx) {
+    if (t.dtype() == DataType::kBool) {
+      std::fill(t.data<bool>(), t.data<bool>() + t.size(), true);
+      return;
+    }
+    Dispatch(FloatTypes{}, t.dtype(), ctx.Describe(), [&](auto tag) {
+      using T = decltype(tag);
+      std::fill(t.data<T>(), t.data<T>() + t.size(), T(Acc<T>(1)));
+    });
+  }
+
+  int64_t opset_;
+  float ratio_attr_;
+  bool has_seed_;
+  int64_t seed_;
+};
+
+}  // namespace
+
+void RegisterDropoutKernels(KernelRegistry& r) {
+  const std::vector<DataType> legacy = {DataType::kFloat, DataType::kDouble, DataType::kFloat16};
+  // 1, 6, 7, 10: ratio attribute, inference only (mask becomes bool in 10).
+  r.Add({.op = "Dropout", .since = 1, .until = 11, .types = {{"T", legacy}, {"T1", {DataType::kBool}}},
+         .create = MakeKernel<Dropout>});
+  // 12, 13, 22: ratio and training_mode inputs, seed attribute.
+  r.Add({.op = "Dropout",
+         .since = 12,
+         .types = {{"T", dtypes::Floats()}, {"T1", dtypes::Floats()}, {"T2", {DataType::kBool}}},
+         .create = MakeKernel<Dropout>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,39 @@
+// Gelu (opset 20): approximate="none": 0.5 x (1 + erf(x / sqrt 2)); "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+#include <cmath>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+struct GeluOp {
+  bool tanh_approx;
+  explicit GeluOp(const ir::Node& n) {
+    std::string mode = n.GetString("approximate", "none");
+    if (mode != "none" && mode != "tanh") {
+      throw InvalidModelError(n.Describe() + ": Gelu approximate must be \"none\" or \"tanh\", got \"" + mode + "\"");
+    }
+    tanh_approx = mode == "tanh";
+  }
+  template <typename T>
+  T operator()(T v) const {
+    return ViaAcc(v, [&](auto x) -> decltype(x) {
+      using A = decltype(x);
+      if (tanh_approx) {
+        const A k = static_cast<A>(0.7978845608028654);  // sqrt(2 / pi)
+        return A(0.5) * x * (A(1) + std::tanh(k * (x + static_cast<A>(0.044715) * x * x * x)));
+      }
+      return A(0.5) * x * (A(1) + std::erf(x * static_cast<A>(0.7071067811865476)));
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterGeluKernels(KernelRegistry& r) {
+  r.Add({.op = "Gelu", .since = 20, .types = {{"T", dtypes::Floats()}}, .create = MakeKernel<UnaryKernel<GeluOp, FloatTypes>>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,94 @@
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: reduce every spatial dim of each (image, channel) plane to one
+// value; output [N, C, 1, ..., 1]. Planes are reduced in parallel; sums accumulate in double.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+enum class GlobalKind { kAverage, kMax, kLp };
+
+class GlobalPool : public OpKernel {
+ public:
+  GlobalPool(const ir::Node& node, GlobalKind kind) : kind_(kind) {
+    if (kind == GlobalKind::kLp) {
+      const ir::Attribute* a = node.attr("p");  // float in opset 1, int from opset 2
+      if (a) p_ = a->type == ir::AttrType::kFloat ? static_cast<double>(a->f) : static_cast<double>(a->i);
+      if (!(p_ > 0)) throw InvalidModelError(node.Describe() + ": p must be positive");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    if (x.rank() < 2) {
+      throw InvalidArgumentError(what + ": input X must have rank >= 2 (N, C, spatial...), got shape " +
+                                 ShapeToString(x.shape()));
+    }
+    Shape y_shape(x.shape().size(), 1);
+    y_shape[0] = x.dim(0);
+    y_shape[1] = x.dim(1);
+    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    const int64_t planes = y.size();
+    if (planes == 0) return;
+    const int64_t size = x.size() / planes;
+    const int threads = x.size() < (1 << 15) ? 1 : ctx.threads();
+    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+      using T = decltype(tag);
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      ParallelFor(threads, planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t pl = begin; pl < end; ++pl) {
+          const T* v = xp + pl * size;
+          double r = 0;
+          if (kind_ == GlobalKind::kMax) {
+            // NaN propagates (numpy max semantics); an empty plane gives -inf.
+            r = -std::numeric_limits<double>::infinity();
+            for (int64_t i = 0; i < size; ++i) {
+              const double e = static_cast<double>(v[i]);
+              if (e > r || std::isnan(e)) r = e;
+              if (std::isnan(r)) break;
+            }
+          } else if (kind_ == GlobalKind::kAverage) {
+            double s[4] = {0, 0, 0, 0};  // independent partial sums: no loop-carried add latency
+            int64_t i = 0;
+            for (; i + 4 <= size; i += 4)
+              for (int j = 0; j < 4; ++j) s[j] += static_cast<double>(v[i + j]);
+            for (; i < size; ++i) s[0] += static_cast<double>(v[i]);
+            r = ((s[0] + s[1]) + (s[2] + s[3])) / static_cast<double>(size);
+          } else {
+            for (int64_t i = 0; i < size; ++i) r += std::pow(std::fabs(static_cast<double>(v[i])), p_);
+            r = std::pow(r, 1.0 / p_);
+          }
+          yp[pl] = T(static_cast<Acc<T>>(r));
+        }
+      });
+    });
+  }
+
+ private:
+  GlobalKind kind_;
+  double p_ = 2.0;
+};
+
+std::unique_ptr<OpKernel> MakeGlobalAverage(const ir::Node& n) {
+  return std::make_unique<GlobalPool>(n, GlobalKind::kAverage);
+}
+std::unique_ptr<OpKernel> MakeGlobalMax(const ir::Node& n) { return std::make_unique<GlobalPool>(n, GlobalKind::kMax); }
+std::unique_ptr<OpKernel> MakeGlobalLp(const ir::Node& n) { return std::make_unique<GlobalPool>(n, GlobalKind::kLp); }
+
+}  // namespace
+
+void RegisterGlobalPoolKernels(KernelRegistry& r) {
+  r.Add({.op = "GlobalAveragePool", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeGlobalAverage});
+  r.Add({.op = "GlobalMaxPool", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeGlobalMax});
+  r.Add({.op = "GlobalLpPool", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeGlobalLp});
+}
+
+}  // namespace ferry::ref

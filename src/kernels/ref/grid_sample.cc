@@ -1,0 +1,234 @@
+// GridSample (opsets 16, 20, 22): samples X [N, C, D1..Dr] at the normalized coordinates of grid
+// [N, O1..Or, r] (last dim ordered x, y, (z): innermost spatial dim first) into Y [N, C, O1..Or].
+//   16: 4-D only, modes bilinear / nearest / bicubic.   20: any rank, modes linear / nearest / cubic.
+// padding_mode zeros / border / reflection, align_corners. Follows the ONNX reference
+// (onnx/reference/ops/op_grid_sample.py): coordinates outside the border range are clamped (border) or
+// reflected (reflection) before interpolation, then each tap is fetched with the padding rule; nearest rounds
+// half to even in every rank (the ONNX volumetric test data expects that, not std::round).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "core/parallel.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+enum class GsMode { kLinear, kNearest, kCubic };
+enum class GsPadding { kZeros, kBorder, kReflection };
+
+// Reflects x into [lo, hi] by the nearer border, repeatedly.
+double Reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (range <= 0) return lo;
+  if (x >= lo && x <= hi) return x;
+  const bool below = x < lo;
+  const double dx = below ? lo - x : x - hi;
+  const double n = std::floor(dx / range);
+  const double r = dx - n * range;
+  const bool even = std::fmod(n, 2.0) == 0;
+  const double v = below == even ? lo + r : hi - r;
+  return std::clamp(v, lo, hi);
+}
+
+void CubicCoeffs(double t, double c[4]) {
+  constexpr double a = -0.75;
+  t = std::abs(t);
+  c[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  c[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  c[2] = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1;
+  c[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
+}
+
+template <typename T>
+T FromGsDouble(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return T(static_cast<Acc<T>>(v));
+  }
+}
+
+class GridSample : public OpKernel {
+ public:
+  explicit GridSample(const ir::Node& node)
+      : opset_(node.opset()), align_corners_(node.GetInt("align_corners", 0) != 0) {
+    const std::string mode = node.GetString("mode", opset_ >= 20 ? "linear" : "bilinear");
+    if (mode == "linear" || mode == "bilinear") {
+      mode_ = GsMode::kLinear;
+    } else if (mode == "nearest") {
+      mode_ = GsMode::kNearest;
+    } else if (mode == "cubic" || mode == "bicubic") {
+      mode_ = GsMode::kCubic;
+    } else {
+      throw InvalidModelError(node.Describe() + ": unsupported mode '" + mode + "'");
+    }
+    const std::string padding = node.GetString("padding_mode", "zeros");
+    if (padding == "zeros") {
+      padding_ = GsPadding::kZeros;
+    } else if (padding == "border") {
+      padding_ = GsPadding::kBorder;
+    } else if (padding == "reflection") {
+      padding_ = GsPadding::kReflection;
+    } else {
+      throw InvalidModelError(node.Describe() + ": unsupported padding_mode '" + padding + "'");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const std::string what = ctx.Describe();
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& grid = ctx.required_input(1);
+    const int64_t r = x.rank() - 2;
+    if (r < 1 || (opset_ < 20 && r != 2)) {
+      throw InvalidArgumentError(what + ": input 'X' must be " + (opset_ < 20 ? "4-D" : "at least 3-D") + ", got " +
+                                 ShapeToString(x.shape()));
+    }
+    if (grid.rank() != r + 2 || grid.dim(0) != x.dim(0) || grid.dim(r + 1) != r) {
+      throw InvalidArgumentError(what + ": input 'grid' must have shape [" + std::to_string(x.dim(0)) +
+                                 ", spatial..., " + std::to_string(r) + "] for X " + ShapeToString(x.shape()) +
+                                 ", got " + ShapeToString(grid.shape()));
+    }
+    const int64_t n_batch = x.dim(0), channels = x.dim(1);
+    Shape out_shape = {n_batch, channels};
+    int64_t out_spatial = 1, in_spatial = 1;
+    std::vector<int64_t> dims(static_cast<size_t>(r));
+    for (int64_t i = 0; i < r; ++i) {
+      out_shape.push_back(grid.dim(i + 1));
+      out_spatial *= grid.dim(i + 1);
+      dims[static_cast<size_t>(i)] = x.dim(i + 2);
+      in_spatial *= x.dim(i + 2);
+    }
+    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
+    if (y.size() == 0) return;
+    if (in_spatial == 0) {
+      throw InvalidArgumentError(what + ": cannot sample from the empty input " + ShapeToString(x.shape()));
+    }
+    const std::vector<int64_t> strides = Strides(dims);
+
+    Dispatch(FloatTypes{}, grid.dtype(), what, [&](auto gtag) {
+      using G = decltype(gtag);
+      const G* gd = grid.data<G>();
+      Dispatch(NumericTypes{}, x.dtype(), what, [&](auto tag) {
+        using T = decltype(tag);
+        const T* xd = x.data<T>();
+        T* yd = y.data<T>();
+        ParallelFor(ctx.threads(), n_batch * out_spatial, std::max<int64_t>(1, 1024 / std::max<int64_t>(channels, 1)),
+                    [&](int64_t begin, int64_t end) {
+          // Per spatial dim: tap offsets into the image (-1 = zero padding) and weights.
+          std::vector<std::array<int64_t, 4>> tap_off(static_cast<size_t>(r));
+          std::vector<std::array<double, 4>> tap_w(static_cast<size_t>(r));
+          std::vector<int> j(static_cast<size_t>(r));
+          const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
+          int64_t combos = 1;
+          for (int64_t i = 0; i < r; ++i) combos *= taps;
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t n = p / out_spatial, o = p % out_spatial;
+            const G* g = gd + p * r;
+            for (int64_t i = 0; i < r; ++i) {
+              ComputeTaps(static_cast<double>(static_cast<Acc<G>>(g[r - 1 - i])), dims[static_cast<size_t>(i)],
+                          strides[static_cast<size_t>(i)], tap_off[static_cast<size_t>(i)].data(),
+                          tap_w[static_cast<size_t>(i)].data());
+            }
+            for (int64_t c = 0; c < channels; ++c) {
+              const T* img = xd + (n * channels + c) * in_spatial;
+              double acc = 0;
+              std::fill(j.begin(), j.end(), 0);
+              for (int64_t k = 0; k < combos; ++k) {
+                int64_t off = 0;
+                double w = 1;
+                for (size_t i = 0; i < j.size(); ++i) {
+                  const int64_t t = tap_off[i][static_cast<size_t>(j[i])];
+                  if (t < 0) {
+                    off = -1;
+                    break;
+                  }
+                  off += t;
+                  w *= tap_w[i][static_cast<size_t>(j[i])];
+                }
+                if (off >= 0) acc += w * static_cast<double>(static_cast<Acc<T>>(img[off]));
+                for (size_t i = j.size(); i-- > 0;) {
+                  if (++j[i] < taps) break;
+                  j[i] = 0;
+                }
+              }
+              yd[(n * channels + c) * out_spatial + o] = FromGsDouble<T>(acc);
+            }
+          }
+        });
+      });
+    });
+  }
+
+ private:
+  // Fills the taps of one spatial dim (size d, stride) for normalized coordinate v.
+  void ComputeTaps(double v, int64_t d, int64_t stride, int64_t* off, double* w) const {
+    const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
+    for (int k = 0; k < taps; ++k) {
+      off[k] = -1;
+      w[k] = 0;
+    }
+    const double dd = static_cast<double>(d);
+    double x = align_corners_ ? (v + 1) / 2 * (dd - 1) : ((v + 1) * dd - 1) / 2;
+    x = static_cast<float>(x);  // the reference keeps denormalized coordinates in float32
+    if (!std::isfinite(x)) return;
+    if (mode_ == GsMode::kNearest) x = std::nearbyint(x);  // half to even (the volumetric test data agrees)
+    const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? dd - 1 : dd - 0.5;
+    if (x < lo || x > hi) {
+      if (padding_ == GsPadding::kBorder) x = std::clamp(x, 0.0, dd - 1);
+      if (padding_ == GsPadding::kReflection) x = Reflect(x, lo, hi);
+    }
+    if (x < -8 || x > dd + 8) return;  // zeros padding far outside: every tap is 0
+    auto fetch = [&](int64_t i) -> int64_t {
+      if (padding_ == GsPadding::kZeros) return i >= 0 && i < d ? i * stride : -1;
+      if (padding_ == GsPadding::kBorder) return std::clamp<int64_t>(i, 0, d - 1) * stride;
+      return std::clamp<int64_t>(static_cast<int64_t>(Reflect(static_cast<double>(i), lo, hi)), 0, d - 1) * stride;
+    };
+    if (mode_ == GsMode::kNearest) {
+      off[0] = fetch(static_cast<int64_t>(x));  // truncation, as the reference's astype(int32)
+      w[0] = 1;
+      return;
+    }
+    const double fl = std::floor(x);
+    const int64_t x0 = static_cast<int64_t>(fl);
+    const double t = x - fl;
+    if (mode_ == GsMode::kLinear) {
+      off[0] = fetch(x0);
+      off[1] = fetch(x0 + 1);
+      w[0] = 1 - t;
+      w[1] = t;
+      return;
+    }
+    CubicCoeffs(t, w);
+    for (int k = 0; k < 4; ++k) off[k] = fetch(x0 - 1 + k);
+  }
+
+  int64_t opset_;
+  bool align_corners_;
+  GsMode mode_ = GsMode::kLinear;
+  GsPadding padding_ = GsPadding::kZeros;
+};
+
+}  // namespace
+
+void RegisterGridSampleKernels(KernelRegistry& r) {
+  const auto t1 = dtypes::Numeric();
+  const std::vector<DataType> t2 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
+  r.Add({.op = "GridSample", .since = 16, .until = 19, .types = {{"T1", t1}, {"T2", t2}},
+         .create = MakeKernel<GridSample>});
+  r.Add({.op = "GridSample", .since = 20, .until = 21, .types = {{"T1", t1}, {"T2", t2}},
+         .create = MakeKernel<GridSample>});
+  r.Add({.op = "GridSample",
+         .since = 22,
+         .types = {{"T1", t1}, {"T2", dtypes::Concat(t2, {DataType::kBFloat16})}},
+         .create = MakeKernel<GridSample>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,132 @@
+// MatMul: numpy-style batched matrix product (1-D operands promoted, batch dims broadcast). float runs GemmF32
+// (one GEMM when B is shared across the batch, else per matrix, parallel over matrices when they are small);
+// float16/bfloat16 compute through float; double and integers use the plain loop.
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/gemm.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+
+MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what) {
+  if (a.empty() || b.empty()) {
+    throw InvalidArgumentError(what + ": MatMul inputs must have rank >= 1, got " + ShapeToString(a) + " and " +
+                               ShapeToString(b));
+  }
+  Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+  Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  MatMulPlan p;
+  p.m = a2[a2.size() - 2];
+  p.k = a2[a2.size() - 1];
+  p.n = b2[b2.size() - 1];
+  if (b2[b2.size() - 2] != p.k) {
+    throw InvalidArgumentError(what + ": inner dimensions do not match: A " + ShapeToString(a) + " and B " +
+                               ShapeToString(b));
+  }
+  Shape batch_a(a2.begin(), a2.end() - 2), batch_b(b2.begin(), b2.end() - 2);
+  Shape batch = BroadcastShapes({batch_a, batch_b}, what);
+  p.out_shape = batch;
+  if (a.size() != 1) p.out_shape.push_back(p.m);
+  if (b.size() != 1) p.out_shape.push_back(p.n);
+  p.b_shared = std::all_of(batch_b.begin(), batch_b.end(), [](int64_t d) { return d == 1; });
+  const int64_t count = ShapeElementCount(batch);
+  p.a_offsets.reserve(static_cast<size_t>(count));
+  p.b_offsets.reserve(static_cast<size_t>(count));
+  if (batch.empty()) {
+    p.a_offsets.push_back(0);
+    p.b_offsets.push_back(0);
+  } else {
+    BroadcastIterator it(batch, {batch_a, batch_b});
+    it.ForEach([&](int64_t, const int64_t* offs) {
+      p.a_offsets.push_back(offs[0] * p.m * p.k);
+      p.b_offsets.push_back(offs[1] * p.k * p.n);
+    });
+  }
+  return p;
+}
+
+namespace {
+
+void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, int threads) {
+  const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
+  if (batches == 0 || p.m == 0 || p.n == 0) return;
+  if (p.b_shared) {
+    GemmF32(false, false, batches * p.m, p.n, p.k, 1.0f, a, p.k, b, p.n, 0.0f, y, p.n, threads);
+    return;
+  }
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const bool across = threads > 1 && batches >= 2 * threads && flops < 5e7;
+  if (across) {
+    ParallelFor(threads, batches, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        GemmF32(false, false, p.m, p.n, p.k, 1.0f, a + p.a_offsets[static_cast<size_t>(i)], p.k,
+                b + p.b_offsets[static_cast<size_t>(i)], p.n, 0.0f, y + i * p.m * p.n, p.n, 1);
+      }
+    });
+    return;
+  }
+  for (int64_t i = 0; i < batches; ++i) {
+    GemmF32(false, false, p.m, p.n, p.k, 1.0f, a + p.a_offsets[static_cast<size_t>(i)], p.k,
+            b + p.b_offsets[static_cast<size_t>(i)], p.n, 0.0f, y + i * p.m * p.n, p.n, threads);
+  }
+}
+
+template <typename T>
+void MatMulSimple(const MatMulPlan& p, const T* a, const T* b, T* y, int threads) {
+  const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
+  const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.n * p.k));
+  ParallelFor(threads, batches * p.m, min_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end;) {
+      const int64_t i = r / p.m, row = r % p.m;
+      const int64_t rows = std::min(end - r, p.m - row);
+      GemmSimple(false, false, rows, p.n, p.k, a + p.a_offsets[static_cast<size_t>(i)] + row * p.k, p.k,
+                 b + p.b_offsets[static_cast<size_t>(i)], p.n, false, y + r * p.n, p.n);
+      r += rows;
+    }
+  });
+}
+
+class MatMul : public OpKernel {
+ public:
+  explicit MatMul(const ir::Node&) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    const std::string what = ctx.Describe();
+    if (a.dtype() != b.dtype()) throw InvalidArgumentError(what + ": A and B have different element types");
+    const MatMulPlan p = PlanMatMul(a.shape(), b.shape(), what);
+    Tensor& y = ctx.Output(0, a.dtype(), p.out_shape);
+    if (y.size() == 0) return;
+    Dispatch(NumericTypes{}, a.dtype(), what, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, float>) {
+        MatMulF32(p, a.data<float>(), b.data<float>(), y.data<float>(), ctx.threads());
+      } else if constexpr (kIsHalf<T>) {
+        const std::vector<float> af = ToFloatVector(a.data<T>(), a.size());
+        const std::vector<float> bf = ToFloatVector(b.data<T>(), b.size());
+        std::vector<float> yf(static_cast<size_t>(y.size()));
+        MatMulF32(p, af.data(), bf.data(), yf.data(), ctx.threads());
+        FromFloatVector(yf, y.data<T>());
+      } else {
+        MatMulSimple(p, a.data<T>(), b.data<T>(), y.data<T>(), ctx.threads());
+      }
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterMatMulKernels(KernelRegistry& r) {
+  using D = DataType;
+  r.Add({.op = "MatMul",
+         .since = 1,
+         .types = {{"T", dtypes::Concat(dtypes::Floats(), {D::kInt32, D::kInt64, D::kUint32, D::kUint64})}},
+         .create = MakeKernel<MatMul>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,90 @@
+// MaxUnpool: scatters X into a zero tensor at the flat indices I (as produced by MaxPool). The output shape is
+// the optional output_shape input, else [N, C, (in-1)·stride + kernel - pad_begin - pad_end, ...].
+#include <vector>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+class MaxUnpool : public OpKernel {
+ public:
+  explicit MaxUnpool(const ir::Node& node) : attrs_(WindowAttrs::FromNode(node)) {
+    if (attrs_.kernel_shape.empty()) {
+      throw InvalidModelError(node.Describe() + ": required attribute kernel_shape is missing");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const std::string what = ctx.Describe();
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& ind = ctx.required_input(1);
+    const Tensor* shape_t = ctx.input(2);
+    if (x.rank() < 3) {
+      throw InvalidArgumentError(what + ": input X must have rank >= 3, got shape " + ShapeToString(x.shape()));
+    }
+    if (ind.shape() != x.shape() || ind.dtype() != DataType::kInt64) {
+      throw InvalidArgumentError(what + ": indices I must be int64 with X's shape " + ShapeToString(x.shape()) +
+                                 ", got " + ShapeToString(ind.shape()));
+    }
+    const size_t rank = static_cast<size_t>(x.rank() - 2);
+    Shape y_shape;
+    if (shape_t) {
+      y_shape = ReadInt64s(*shape_t, what + " input output_shape");
+      if (y_shape.size() != static_cast<size_t>(x.rank())) {
+        throw InvalidArgumentError(what + ": output_shape " + ShapeToString(y_shape) + " must have rank " +
+                                   std::to_string(x.rank()));
+      }
+      for (int64_t d : y_shape) {
+        if (d < 0) throw InvalidArgumentError(what + ": output_shape " + ShapeToString(y_shape) + " is negative");
+      }
+    } else {
+      const std::vector<int64_t> kernel = SpatialAttr(attrs_.kernel_shape, rank, 1, "kernel_shape", what);
+      const std::vector<int64_t> strides = SpatialAttr(attrs_.strides, rank, 1, "strides", what);
+      std::vector<int64_t> pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * rank, 0) : attrs_.pads;
+      if (pads.size() != 2 * rank) {
+        throw InvalidArgumentError(what + ": pads " + IntsToString(pads) + " must have " +
+                                   std::to_string(2 * rank) + " values");
+      }
+      y_shape = {x.dim(0), x.dim(1)};
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t v = (x.dim(static_cast<int64_t>(d) + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank];
+        if (v < 0) throw InvalidArgumentError(what + ": the output extent of spatial dim " + std::to_string(d) +
+                                              " would be negative");
+        y_shape.push_back(v);
+      }
+    }
+    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    const int64_t* ip = ind.data<int64_t>();
+    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+      using T = decltype(tag);
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      for (int64_t i = 0; i < x.size(); ++i) {
+        if (ip[i] < 0 || ip[i] >= y.size()) {
+          throw InvalidArgumentError(what + ": index " + std::to_string(ip[i]) + " in I is out of range for output " +
+                                     ShapeToString(y_shape));
+        }
+        yp[ip[i]] = xp[i];
+      }
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+}  // namespace
+
+void RegisterMaxUnpoolKernels(KernelRegistry& r) {
+  r.Add({.op = "MaxUnpool",
+         .since = 9,
+         .types = {{"T1", dtypes::Floats()}, {"T2", {DataType::kInt64}}},
+         .create = MakeKernel<MaxUnpool>,
+         .host_inputs = {2}});
+}
+
+}  // namespace ferry::ref

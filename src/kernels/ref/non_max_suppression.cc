@@ -1,0 +1,148 @@
+// NonMaxSuppression: greedy per-batch, per-class box selection by score, suppressing boxes whose IoU with an
+// already selected box exceeds iou_threshold. Output: int64 [num_selected, 3] rows of
+// (batch_index, class_index, box_index), in batch, class, then descending-score order (ties: lower box index
+// first). Boxes are [y1, x1, y2, x2] (any corner order) or, with center_point_box=1, [x_center, y_center,
+// width, height]. IoU is computed in float, as the ONNX reference does.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+struct Box {
+  float y_min, x_min, y_max, x_max;
+};
+
+Box ToCorners(const float* b, bool center_point) {
+  if (center_point) {
+    const float half_w = b[2] / 2, half_h = b[3] / 2;
+    return {b[1] - half_h, b[0] - half_w, b[1] + half_h, b[0] + half_w};
+  }
+  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
+}
+
+bool SuppressedByIoU(const Box& a, const Box& b, float iou_threshold) {
+  const float ix_min = std::max(a.x_min, b.x_min), ix_max = std::min(a.x_max, b.x_max);
+  if (ix_max <= ix_min) return false;
+  const float iy_min = std::max(a.y_min, b.y_min), iy_max = std::min(a.y_max, b.y_max);
+  if (iy_max <= iy_min) return false;
+  const float inter = (ix_max - ix_min) * (iy_max - iy_min);
+  if (inter <= 0) return false;
+  const float area_a = (a.x_max - a.x_min) * (a.y_max - a.y_min);
+  const float area_b = (b.x_max - b.x_min) * (b.y_max - b.y_min);
+  const float uni = area_a + area_b - inter;
+  if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
+  return inter / uni > iou_threshold;
+}
+
+class NonMaxSuppression : public OpKernel {
+ public:
+  explicit NonMaxSuppression(const ir::Node& node) : center_point_box_(node.GetInt("center_point_box", 0)) {
+    if (center_point_box_ != 0 && center_point_box_ != 1) {
+      throw InvalidModelError(node.Describe() + ": attribute 'center_point_box' must be 0 or 1, got " +
+                              std::to_string(center_point_box_));
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& boxes = ctx.required_input(0);
+    const Tensor& scores = ctx.required_input(1);
+    if (boxes.dtype() != DataType::kFloat || scores.dtype() != DataType::kFloat) {
+      throw UnsupportedError(ctx.Describe() + ": boxes and scores must be float32");
+    }
+    if (boxes.rank() != 3 || boxes.dim(2) != 4) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'boxes' must have shape [batches, boxes, 4], got " +
+                                 ShapeToString(boxes.shape()));
+    }
+    if (scores.rank() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'scores' must have shape [" +
+                                 std::to_string(boxes.dim(0)) + ", classes, " + std::to_string(boxes.dim(1)) +
+                                 "] to match boxes " + ShapeToString(boxes.shape()) + ", got " +
+                                 ShapeToString(scores.shape()));
+    }
+    int64_t max_per_class = 0;
+    if (const Tensor* t = ctx.input(2); t && t->size() > 0) {
+      max_per_class = ReadInt64s(*t, ctx.Describe() + ": input 'max_output_boxes_per_class'")[0];
+    }
+    float iou_threshold = ScalarFloat(ctx, 3, 0.0f);
+    const Tensor* score_t = ctx.input(4);
+    const bool has_score_threshold = score_t && score_t->size() > 0;
+    const float score_threshold = ScalarFloat(ctx, 4, 0.0f);
+
+    const int64_t num_batches = boxes.dim(0), num_boxes = boxes.dim(1), num_classes = scores.dim(1);
+    max_per_class = std::clamp<int64_t>(max_per_class, 0, num_boxes);
+    const float* box_data = boxes.data<float>();
+    const float* score_data = scores.data<float>();
+    const bool center = center_point_box_ == 1;
+
+    std::vector<int64_t> selected;  // flattened triples
+    std::vector<Box> corners(static_cast<size_t>(num_boxes));
+    std::vector<std::pair<float, int64_t>> candidates;
+    std::vector<int64_t> kept;
+    for (int64_t b = 0; b < num_batches && max_per_class > 0; ++b) {
+      for (int64_t i = 0; i < num_boxes; ++i) {
+        corners[static_cast<size_t>(i)] = ToCorners(box_data + (b * num_boxes + i) * 4, center);
+      }
+      for (int64_t c = 0; c < num_classes; ++c) {
+        const float* s = score_data + (b * num_classes + c) * num_boxes;
+        candidates.clear();
+        for (int64_t i = 0; i < num_boxes; ++i) {
+          if (!has_score_threshold || s[i] > score_threshold) candidates.emplace_back(s[i], i);
+        }
+        // Descending score, NaN last; stable so equal scores keep the lower box index first.
+        std::stable_sort(candidates.begin(), candidates.end(), [](const auto& p, const auto& q) {
+          return std::isnan(q.first) ? !std::isnan(p.first) : p.first > q.first;
+        });
+        kept.clear();
+        for (const auto& cand : candidates) {
+          if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
+          const Box& box = corners[static_cast<size_t>(cand.second)];
+          bool keep = true;
+          for (int64_t k : kept) {
+            if (SuppressedByIoU(box, corners[static_cast<size_t>(k)], iou_threshold)) {
+              keep = false;
+              break;
+            }
+          }
+          if (!keep) continue;
+          kept.push_back(cand.second);
+          selected.insert(selected.end(), {b, c, cand.second});
+        }
+      }
+    }
+    const int64_t count = static_cast<int64_t>(selected.size() / 3);
+    Tensor& y = ctx.Output(0, DataType::kInt64, {count, 3});
+    std::copy(selected.begin(), selected.end(), y.data<int64_t>());
+  }
+
+ private:
+  static float ScalarFloat(KernelContext& ctx, int i, float def) {
+    const Tensor* t = ctx.input(i);
+    if (!t || t->size() == 0) return def;
+    if (t->dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " must be float32, got " +
+                                 std::string(DataTypeName(t->dtype())));
+    }
+    return t->data<float>()[0];
+  }
+
+  int64_t center_point_box_;
+};
+
+}  // namespace
+
+void RegisterNonMaxSuppressionKernels(KernelRegistry& r) {
+  for (int since : {10, 11}) {
+    r.Add({.op = "NonMaxSuppression",
+           .since = since,
+           .until = since == 10 ? 10 : kOpsetOpen,
+           .create = MakeKernel<NonMaxSuppression>,
+           .host_inputs = {2, 3, 4}});
+  }
+}
+
+}  // namespace ferry::ref

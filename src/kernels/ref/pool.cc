@@ -1,0 +1,154 @@
+// MaxPool, AveragePool, LpPool: N-D sliding-window reductions sharing one window geometry (auto_pad, pads,
+// strides, dilations, ceil_mode) and one precomputed window list (PoolWindows), reduced per (image, channel)
+// plane in parallel. MaxPool can also return the flat argmax indices (row- or column-major, storage_order);
+// AveragePool divides by the taps inside the input, or with count_include_pad by the taps inside the padded input.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+enum class PoolKind { kMax, kAverage, kLp };
+
+// Reads LpPool's / GlobalLpPool's p: a float in opset 1, an int from opset 2.
+double ReadP(const ir::Node& node) {
+  const ir::Attribute* a = node.attr("p");
+  if (!a) return 2.0;
+  const double p = a->type == ir::AttrType::kFloat ? static_cast<double>(a->f) : static_cast<double>(a->i);
+  if (!(p > 0)) throw InvalidModelError(node.Describe() + ": p must be positive");
+  return p;
+}
+
+class Pool : public OpKernel {
+ public:
+  Pool(const ir::Node& node, PoolKind kind)
+      : kind_(kind),
+        attrs_(WindowAttrs::FromNode(node)),
+        ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
+        count_include_pad_(node.GetInt("count_include_pad", 0) != 0),
+        storage_order_(node.GetInt("storage_order", 0)),
+        p_(kind == PoolKind::kLp ? ReadP(node) : 2.0) {
+    if (attrs_.kernel_shape.empty()) {
+      throw InvalidModelError(node.Describe() + ": required attribute kernel_shape is missing");
+    }
+    if (storage_order_ != 0 && storage_order_ != 1) {
+      throw InvalidModelError(node.Describe() + ": storage_order must be 0 or 1");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    if (x.rank() < 3) {
+      throw InvalidArgumentError(what + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
+                                 ShapeToString(x.shape()));
+    }
+    std::span<const int64_t> in_spatial(x.shape().data() + 2, x.shape().size() - 2);
+    const WindowGeometry g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    Shape y_shape{x.dim(0), x.dim(1)};
+    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    const bool want_indices = kind_ == PoolKind::kMax && ctx.output_count() > 1 && ctx.output_requested(1);
+    Tensor* indices = want_indices ? &ctx.Output(1, DataType::kInt64, y_shape) : nullptr;
+    if (y.size() == 0) return;
+    const PoolWindows windows(g);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const int64_t in_size = g.in_size(), out_size = g.out_size();
+    const int64_t work = planes * out_size * g.kernel_size();
+    const int threads = work < (1 << 15) ? 1 : ctx.threads();
+    // Column-major index of a row-major in-plane offset (storage_order = 1).
+    auto col_major = [&](int64_t off) {
+      int64_t idx = 0, mul = 1;
+      std::vector<int64_t> coord(g.rank());
+      for (size_t d = g.rank(); d-- > 0;) {
+        coord[d] = off % g.in[d];
+        off /= g.in[d];
+      }
+      for (size_t d = 0; d < g.rank(); ++d) {
+        idx += coord[d] * mul;
+        mul *= g.in[d];
+      }
+      return idx;
+    };
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
+      ParallelFor(threads, planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t pl = begin; pl < end; ++pl) {
+          const T* plane = xp + pl * in_size;
+          T* out = yp + pl * out_size;
+          for (int64_t o = 0; o < out_size; ++o) {
+            const std::span<const int64_t> taps = windows.taps(o);
+            if (kind_ == PoolKind::kMax) {
+              // NaN never wins a comparison, so NaNs are skipped as in the ONNX reference.
+              using M = std::conditional_t<kIsHalf<T>, float, T>;
+              M best = std::numeric_limits<M>::lowest();
+              if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
+              int64_t arg = taps.empty() ? 0 : taps[0];
+              for (int64_t off : taps) {
+                const M v = static_cast<M>(plane[off]);
+                if (v > best) {
+                  best = v;
+                  arg = off;
+                }
+              }
+              out[o] = T(best);
+              if (ip) ip[pl * out_size + o] = pl * in_size + (storage_order_ == 1 ? col_major(arg) : arg);
+            } else if (kind_ == PoolKind::kAverage) {
+              A sum = 0;
+              for (int64_t off : taps) sum += static_cast<A>(plane[off]);
+              const int64_t count = count_include_pad_ ? windows.padded_count(o) : static_cast<int64_t>(taps.size());
+              out[o] = T(sum / static_cast<A>(count));
+            } else {
+              double sum = 0;
+              for (int64_t off : taps) sum += std::pow(std::fabs(static_cast<double>(plane[off])), p_);
+              out[o] = T(static_cast<A>(std::pow(sum, 1.0 / p_)));
+            }
+          }
+        }
+      });
+    };
+    if (kind_ == PoolKind::kMax) {
+      Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), what, run);
+    } else {
+      Dispatch(FloatTypes{}, x.dtype(), what, run);
+    }
+  }
+
+ private:
+  PoolKind kind_;
+  WindowAttrs attrs_;
+  bool ceil_mode_, count_include_pad_;
+  int64_t storage_order_;
+  double p_;
+};
+
+std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kMax); }
+std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node) {
+  return std::make_unique<Pool>(node, PoolKind::kAverage);
+}
+std::unique_ptr<OpKernel> MakeLpPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kLp); }
+
+}  // namespace
+
+void RegisterPoolKernels(KernelRegistry& r) {
+  using D = DataType;
+  r.Add({.op = "MaxPool",
+         .since = 1,
+         .types = {{"T", dtypes::Concat(dtypes::Floats(), {D::kInt8, D::kUint8})}, {"I", {D::kInt64}}},
+         .create = MakeMaxPool});
+  r.Add({.op = "AveragePool", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeAveragePool});
+  r.Add({.op = "LpPool", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeLpPool});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,86 @@
+// Pow: z = x ^ y with numpy broadcasting (legacy `broadcast`/`axis` in opset 1). From opset 12 the exponent may
+// have another type (T1) than the base (T); the output has the base's type. Integer ^ integer is exact
+// (wrapping) repeated squaring; everything else computes in double and converts back.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+using PowBaseTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t>;
+
+template <typename T, typename E>
+T IntPow(T base, E exp) {
+  using W = WrapInt<T>;
+  if constexpr (std::is_signed_v<E>) {
+    if (exp < 0) {  // only 1 and -1 have integral reciprocals
+      if (base == 1) return 1;
+      if constexpr (std::is_signed_v<T>) {
+        if (base == -1) return (exp % 2) ? T(-1) : T(1);
+      }
+      return 0;
+    }
+  }
+  W result = 1, b = static_cast<W>(base);
+  auto e = static_cast<std::make_unsigned_t<E>>(exp);
+  while (e) {
+    if (e & 1u) result = static_cast<W>(result * b);
+    b = static_cast<W>(b * b);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+template <typename T, typename E>
+T PowValue(T x, E y) {
+  if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
+    return IntPow(x, y);
+  } else {
+    double r = std::pow(static_cast<double>(static_cast<Acc<T>>(x)), static_cast<double>(static_cast<Acc<E>>(y)));
+    if constexpr (std::is_integral_v<T>) {
+      return FloatToIntWrap<T>(r);
+    } else {
+      return static_cast<T>(static_cast<Acc<T>>(r));
+    }
+  }
+}
+
+class Pow : public OpKernel {
+ public:
+  explicit Pow(const ir::Node& node) : bcast_(node) {}
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& y = ctx.required_input(1);
+    Tensor yv;
+    Shape out_shape = bcast_.Prepare(x, y, yv, ctx.Describe());
+    Tensor& z = ctx.Output(0, x.dtype(), std::move(out_shape));
+    Dispatch(PowBaseTypes{}, x.dtype(), ctx.Describe(), [&](auto tx) {
+      using T = decltype(tx);
+      Dispatch(NumericTypes{}, y.dtype(), ctx.Describe(), [&](auto ty) {
+        using E = decltype(ty);
+        BinaryMap<T, E, T>(ctx.threads(), x, yv, z, [](T a, E b) { return PowValue(a, b); });
+      });
+    });
+  }
+
+ private:
+  BinaryBroadcast bcast_;
+};
+
+}  // namespace
+
+void RegisterPowKernels(KernelRegistry& r) {
+  // Versions 1 (legacy broadcast), 7, 12 (integer base, separate exponent type T1), 13 (bfloat16 base),
+  // 15 (bfloat16 exponent). Before 12 the schema binds both inputs to T; the kernel accepts the union.
+  r.Add({.op = "Pow",
+         .since = 1,
+         .types = {{"T", dtypes::Concat(dtypes::Floats(), {DataType::kInt32, DataType::kInt64})},
+                   {"T1", dtypes::Numeric()}},
+         .create = MakeKernel<Pow>});
+}
+
+}  // namespace ferry::ref

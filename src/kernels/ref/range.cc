@@ -1,0 +1,95 @@
+// Range: [start, start + delta, ...) up to `limit` (exclusive), max(ceil((limit - start) / delta), 0) elements.
+// Integers count exactly; float16/bfloat16 compute through float (opset 27 stash_type=1, the default) or by
+// successive additions rounded to the type (any other stash_type).
+#include <cmath>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/copy_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+class Range : public OpKernel {
+ public:
+  explicit Range(const ir::Node& node) : stash_float_(node.GetInt("stash_type", 1) == 1) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& start_t = ctx.required_input(0);
+    const Tensor& limit_t = ctx.required_input(1);
+    const Tensor& delta_t = ctx.required_input(2);
+    for (const Tensor* t : {&start_t, &limit_t, &delta_t}) {
+      if (t->size() != 1 || t->dtype() != start_t.dtype()) {
+        throw InvalidArgumentError(ctx.Describe() + ": start, limit and delta must be scalars of one type, got " +
+                                   DescribeTensor(start_t) + ", " + DescribeTensor(limit_t) + ", " +
+                                   DescribeTensor(delta_t));
+      }
+    }
+    using Types = TypeList<float, double, Float16, BFloat16, int16_t, int32_t, int64_t, int8_t, uint8_t, uint16_t,
+                           uint32_t, uint64_t>;
+    Dispatch(Types{}, start_t.dtype(), ctx.Describe(), [&](auto tag) {
+      using T = decltype(tag);
+      const T start = start_t.data<T>()[0], limit = limit_t.data<T>()[0], delta = delta_t.data<T>()[0];
+      int64_t n = 0;
+      if constexpr (std::is_integral_v<T>) {
+        if (delta == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'delta' is 0");
+        const __int128 diff = static_cast<__int128>(limit) - static_cast<__int128>(start);
+        const __int128 d = static_cast<__int128>(delta);
+        __int128 q = diff / d;
+        if (q * d != diff && ((diff > 0) == (d > 0))) ++q;  // ceil for a positive quotient
+        if (q > 0) n = q > INT64_MAX ? INT64_MAX : static_cast<int64_t>(q);
+      } else {
+        const double s = static_cast<double>(static_cast<Acc<T>>(start));
+        const double l = static_cast<double>(static_cast<Acc<T>>(limit));
+        const double d = static_cast<double>(static_cast<Acc<T>>(delta));
+        if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) {
+          throw InvalidArgumentError(ctx.Describe() + ": start, limit and delta must be finite with delta != 0");
+        }
+        const Acc<T> c = static_cast<Acc<T>>((static_cast<Acc<T>>(limit) - static_cast<Acc<T>>(start)) /
+                                             static_cast<Acc<T>>(delta));
+        const double q = std::ceil(static_cast<double>(c));
+        if (q >= 9.2e18) throw ResourceExhaustedError(ctx.Describe() + ": the range has too many elements");
+        if (q > 0) n = static_cast<int64_t>(q);
+      }
+      Tensor& y = ctx.Output(0, start_t.dtype(), {n});
+      T* out = y.data<T>();
+      if constexpr (kIsHalf<T>) {
+        if (!stash_float_) {
+          T v = start;
+          for (int64_t i = 0; i < n; ++i) {
+            out[i] = v;
+            v = static_cast<T>(static_cast<float>(v) + static_cast<float>(delta));
+          }
+          return;
+        }
+      }
+      if constexpr (std::is_integral_v<T>) {
+        __int128 v = start;  // every value lies between start and limit, so the cast back is exact
+        for (int64_t i = 0; i < n; ++i, v += delta) out[i] = static_cast<T>(v);
+        return;
+      }
+      using C = Acc<T>;
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = static_cast<T>(static_cast<C>(static_cast<C>(start) + static_cast<C>(i) * static_cast<C>(delta)));
+      }
+    });
+  }
+
+ private:
+  bool stash_float_;
+};
+
+}  // namespace
+
+void RegisterRangeKernels(KernelRegistry& r) {
+  r.Add({.op = "Range",
+         .since = 11,
+         .types = {{"T",
+                    {DataType::kFloat, DataType::kDouble, DataType::kInt16, DataType::kInt32, DataType::kInt64,
+                     DataType::kFloat16, DataType::kBFloat16}}},
+         .create = MakeKernel<Range>,
+         .host_inputs = {0, 1, 2}});
+}
+
+}  // namespace ferry::ref

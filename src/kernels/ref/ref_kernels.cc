@@ -1,0 +1,239 @@
+// The reference backend's kernel list: one registration call per op (or tight op family), each defined in the
+// op's own file. Adding an op = add its file + one declaration and one call here.
+#include "backends/ref/ref_backend.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+
+// --- activations and elementwise math ---
+void RegisterReluKernels(KernelRegistry& r);
+void RegisterUnaryMathKernels(KernelRegistry& r);
+void RegisterActivationKernels(KernelRegistry& r);
+void RegisterGeluKernels(KernelRegistry& r);
+void RegisterPReluKernels(KernelRegistry& r);
+void RegisterClipKernels(KernelRegistry& r);
+void RegisterBinaryArithKernels(KernelRegistry& r);
+void RegisterBinaryCompareKernels(KernelRegistry& r);
+void RegisterBinaryLogicKernels(KernelRegistry& r);
+void RegisterPowKernels(KernelRegistry& r);
+void RegisterModKernels(KernelRegistry& r);
+void RegisterBitShiftKernels(KernelRegistry& r);
+void RegisterVariadicKernels(KernelRegistry& r);
+void RegisterWhereKernels(KernelRegistry& r);
+void RegisterCastKernels(KernelRegistry& r);
+void RegisterBitCastKernels(KernelRegistry& r);
+
+// --- control flow, sequences, optionals, recurrent ---
+void RegisterIfKernels(KernelRegistry& r);
+void RegisterLoopKernels(KernelRegistry& r);
+void RegisterScanKernels(KernelRegistry& r);
+void RegisterSequenceKernels(KernelRegistry& r);
+void RegisterSplitToSequenceKernels(KernelRegistry& r);
+void RegisterConcatFromSequenceKernels(KernelRegistry& r);
+void RegisterSequenceMapKernels(KernelRegistry& r);
+void RegisterOptionalKernels(KernelRegistry& r);
+void RegisterRnnKernels(KernelRegistry& r);
+void RegisterGruKernels(KernelRegistry& r);
+void RegisterLstmKernels(KernelRegistry& r);
+
+// --- normalization, softmax, quantization, attention ---
+void RegisterBatchNormalizationKernels(KernelRegistry& r);
+void RegisterInstanceNormalizationKernels(KernelRegistry& r);
+void RegisterLayerNormalizationKernels(KernelRegistry& r);
+void RegisterGroupNormalizationKernels(KernelRegistry& r);
+void RegisterRMSNormalizationKernels(KernelRegistry& r);
+void RegisterLRNKernels(KernelRegistry& r);
+void RegisterLpNormalizationKernels(KernelRegistry& r);
+void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
+void RegisterSoftmaxKernels(KernelRegistry& r);
+void RegisterDropoutKernels(KernelRegistry& r);
+void RegisterQuantizeLinearKernels(KernelRegistry& r);
+void RegisterDequantizeLinearKernels(KernelRegistry& r);
+void RegisterDynamicQuantizeLinearKernels(KernelRegistry& r);
+void RegisterEinsumKernels(KernelRegistry& r);
+void RegisterAttentionKernels(KernelRegistry& r);
+void RegisterRotaryEmbeddingKernels(KernelRegistry& r);
+void RegisterSwiGLUKernels(KernelRegistry& r);
+void RegisterLinearAttentionKernels(KernelRegistry& r);
+void RegisterCausalConvWithStateKernels(KernelRegistry& r);
+void RegisterFlexAttentionKernels(KernelRegistry& r);
+
+// --- reductions, sorting, detection, resampling ---
+void RegisterReduceKernels(KernelRegistry& r);
+void RegisterArgMaxMinKernels(KernelRegistry& r);
+void RegisterTopKKernels(KernelRegistry& r);
+void RegisterCumSumKernels(KernelRegistry& r);
+void RegisterCumProdKernels(KernelRegistry& r);
+void RegisterNonMaxSuppressionKernels(KernelRegistry& r);
+void RegisterResizeKernels(KernelRegistry& r);
+void RegisterUpsampleKernels(KernelRegistry& r);
+void RegisterRoiAlignKernels(KernelRegistry& r);
+void RegisterGridSampleKernels(KernelRegistry& r);
+void RegisterAffineGridKernels(KernelRegistry& r);
+
+// --- convolution, matrix products, pooling ---
+void RegisterConvKernels(KernelRegistry& r);
+void RegisterConvTransposeKernels(KernelRegistry& r);
+void RegisterConvIntegerKernels(KernelRegistry& r);
+void RegisterQLinearConvKernels(KernelRegistry& r);
+void RegisterDeformConvKernels(KernelRegistry& r);
+void RegisterCol2ImKernels(KernelRegistry& r);
+void RegisterMatMulKernels(KernelRegistry& r);
+void RegisterMatMulIntegerKernels(KernelRegistry& r);
+void RegisterQLinearMatMulKernels(KernelRegistry& r);
+void RegisterGemmKernels(KernelRegistry& r);
+void RegisterPoolKernels(KernelRegistry& r);
+void RegisterGlobalPoolKernels(KernelRegistry& r);
+void RegisterMaxUnpoolKernels(KernelRegistry& r);
+void RegisterMaxRoiPoolKernels(KernelRegistry& r);
+
+// --- tensor and shape manipulation ---
+void RegisterConstantKernels(KernelRegistry& r);
+void RegisterConstantOfShapeKernels(KernelRegistry& r);
+void RegisterIdentityKernels(KernelRegistry& r);
+void RegisterShapeKernels(KernelRegistry& r);
+void RegisterSizeKernels(KernelRegistry& r);
+void RegisterReshapeKernels(KernelRegistry& r);
+void RegisterFlattenKernels(KernelRegistry& r);
+void RegisterSqueezeKernels(KernelRegistry& r);
+void RegisterUnsqueezeKernels(KernelRegistry& r);
+void RegisterTransposeKernels(KernelRegistry& r);
+void RegisterConcatKernels(KernelRegistry& r);
+void RegisterSplitKernels(KernelRegistry& r);
+void RegisterSliceKernels(KernelRegistry& r);
+void RegisterGatherKernels(KernelRegistry& r);
+void RegisterGatherElementsKernels(KernelRegistry& r);
+void RegisterGatherNDKernels(KernelRegistry& r);
+void RegisterScatterElementsKernels(KernelRegistry& r);
+void RegisterScatterNDKernels(KernelRegistry& r);
+void RegisterExpandKernels(KernelRegistry& r);
+void RegisterTileKernels(KernelRegistry& r);
+void RegisterPadKernels(KernelRegistry& r);
+void RegisterRangeKernels(KernelRegistry& r);
+void RegisterOneHotKernels(KernelRegistry& r);
+void RegisterEyeLikeKernels(KernelRegistry& r);
+void RegisterTriluKernels(KernelRegistry& r);
+void RegisterNonZeroKernels(KernelRegistry& r);
+void RegisterCompressKernels(KernelRegistry& r);
+void RegisterUniqueKernels(KernelRegistry& r);
+void RegisterReverseSequenceKernels(KernelRegistry& r);
+void RegisterDepthToSpaceKernels(KernelRegistry& r);
+void RegisterSpaceToDepthKernels(KernelRegistry& r);
+void RegisterCenterCropPadKernels(KernelRegistry& r);
+void RegisterTensorScatterKernels(KernelRegistry& r);
+
+void RegisterRefKernels(KernelRegistry& r) {
+  // --- tensor and shape manipulation ---
+  RegisterConstantKernels(r);
+  RegisterConstantOfShapeKernels(r);
+  RegisterIdentityKernels(r);
+  RegisterShapeKernels(r);
+  RegisterSizeKernels(r);
+  RegisterReshapeKernels(r);
+  RegisterFlattenKernels(r);
+  RegisterSqueezeKernels(r);
+  RegisterUnsqueezeKernels(r);
+  RegisterTransposeKernels(r);
+  RegisterConcatKernels(r);
+  RegisterSplitKernels(r);
+  RegisterSliceKernels(r);
+  RegisterGatherKernels(r);
+  RegisterGatherElementsKernels(r);
+  RegisterGatherNDKernels(r);
+  RegisterScatterElementsKernels(r);
+  RegisterScatterNDKernels(r);
+  RegisterExpandKernels(r);
+  RegisterTileKernels(r);
+  RegisterPadKernels(r);
+  RegisterRangeKernels(r);
+  RegisterOneHotKernels(r);
+  RegisterEyeLikeKernels(r);
+  RegisterTriluKernels(r);
+  RegisterNonZeroKernels(r);
+  RegisterCompressKernels(r);
+  RegisterUniqueKernels(r);
+  RegisterReverseSequenceKernels(r);
+  RegisterDepthToSpaceKernels(r);
+  RegisterSpaceToDepthKernels(r);
+  RegisterCenterCropPadKernels(r);
+  RegisterTensorScatterKernels(r);
+  // --- convolution, matrix products, pooling ---
+  RegisterConvKernels(r);
+  RegisterConvTransposeKernels(r);
+  RegisterConvIntegerKernels(r);
+  RegisterQLinearConvKernels(r);
+  RegisterDeformConvKernels(r);
+  RegisterCol2ImKernels(r);
+  RegisterMatMulKernels(r);
+  RegisterMatMulIntegerKernels(r);
+  RegisterQLinearMatMulKernels(r);
+  RegisterGemmKernels(r);
+  RegisterPoolKernels(r);
+  RegisterGlobalPoolKernels(r);
+  RegisterMaxUnpoolKernels(r);
+  RegisterMaxRoiPoolKernels(r);
+  // --- reductions, sorting, detection, resampling ---
+  RegisterReduceKernels(r);
+  RegisterArgMaxMinKernels(r);
+  RegisterTopKKernels(r);
+  RegisterCumSumKernels(r);
+  RegisterCumProdKernels(r);
+  RegisterNonMaxSuppressionKernels(r);
+  RegisterResizeKernels(r);
+  RegisterUpsampleKernels(r);
+  RegisterRoiAlignKernels(r);
+  RegisterGridSampleKernels(r);
+  RegisterAffineGridKernels(r);
+  // --- normalization, softmax, quantization, attention ---
+  RegisterBatchNormalizationKernels(r);
+  RegisterInstanceNormalizationKernels(r);
+  RegisterLayerNormalizationKernels(r);
+  RegisterGroupNormalizationKernels(r);
+  RegisterRMSNormalizationKernels(r);
+  RegisterLRNKernels(r);
+  RegisterLpNormalizationKernels(r);
+  RegisterMeanVarianceNormalizationKernels(r);
+  RegisterSoftmaxKernels(r);
+  RegisterDropoutKernels(r);
+  RegisterQuantizeLinearKernels(r);
+  RegisterDequantizeLinearKernels(r);
+  RegisterDynamicQuantizeLinearKernels(r);
+  RegisterEinsumKernels(r);
+  RegisterAttentionKernels(r);
+  RegisterRotaryEmbeddingKernels(r);
+  RegisterSwiGLUKernels(r);
+  RegisterLinearAttentionKernels(r);
+  RegisterCausalConvWithStateKernels(r);
+  RegisterFlexAttentionKernels(r);
+  // --- activations and elementwise math ---
+  RegisterReluKernels(r);
+  RegisterUnaryMathKernels(r);
+  RegisterActivationKernels(r);
+  RegisterGeluKernels(r);
+  RegisterPReluKernels(r);
+  RegisterClipKernels(r);
+  RegisterBinaryArithKernels(r);
+  RegisterBinaryCompareKernels(r);
+  RegisterBinaryLogicKernels(r);
+  RegisterPowKernels(r);
+  RegisterModKernels(r);
+  RegisterBitShiftKernels(r);
+  RegisterVariadicKernels(r);
+  RegisterWhereKernels(r);
+  RegisterCastKernels(r);
+  RegisterBitCastKernels(r);
+  // --- control flow, sequences, optionals, recurrent ---
+  RegisterIfKernels(r);
+  RegisterLoopKernels(r);
+  RegisterScanKernels(r);
+  RegisterSequenceKernels(r);
+  RegisterSplitToSequenceKernels(r);
+  RegisterConcatFromSequenceKernels(r);
+  RegisterSequenceMapKernels(r);
+  RegisterOptionalKernels(r);
+  RegisterRnnKernels(r);
+  RegisterGruKernels(r);
+  RegisterLstmKernels(r);
+}
+
+}  // namespace ferry::ref

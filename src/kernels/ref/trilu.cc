@@ -1,0 +1,48 @@
+// Trilu: keeps the upper (upper=1: j >= i + k) or lower (upper=0: j <= i + k) triangle of each matrix in the
+// last two dimensions and zeroes the rest. k is the optional scalar input 1.
+#include <algorithm>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/copy_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+class Trilu : public OpKernel {
+ public:
+  explicit Trilu(const ir::Node& node) : upper_(node.GetInt("upper", 1) != 0) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    if (x.rank() < 2) throw InvalidArgumentError(ctx.Describe() + ": input must have rank >= 2, got " + DescribeTensor(x));
+    int64_t k = 0;
+    if (const Tensor* kt = ctx.input(1)) k = ReadScalarInteger(*kt, ctx.Describe() + ": input 'k'");
+    const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+    k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
+    Tensor& y = ctx.Output(0, x.dtype(), x.shape());  // zero-initialised
+    if (y.size() == 0) return;
+    const int64_t mats = x.size() / (rows * cols);
+    for (int64_t m = 0; m < mats; ++m) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t j0 = upper_ ? std::clamp<int64_t>(i + k, 0, cols) : 0;
+        const int64_t j1 = upper_ ? cols : std::clamp<int64_t>(i + k + 1, 0, cols);
+        const int64_t row = (m * rows + i) * cols;
+        CopyElements(x.dtype(), y.raw_data(), row + j0, x.raw_data(), row + j0, j1 - j0);
+      }
+    }
+  }
+
+ private:
+  bool upper_;
+};
+
+}  // namespace
+
+void RegisterTriluKernels(KernelRegistry& r) {
+  r.Add({.op = "Trilu", .since = 14, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Trilu>,
+         .host_inputs = {1}});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,128 @@
+// Unique: the distinct elements (or, with `axis`, distinct slices along it) of the input, sorted ascending
+// (sorted=1, the default) or in order of first occurrence, plus optional outputs: the first-occurrence index
+// of each, the inverse indices mapping every input element/slice to its unique entry, and the counts.
+// NaNs compare equal to each other and greater than every number.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/copy_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+template <typename T>
+bool IsNaN(const T& v) {
+  if constexpr (std::is_floating_point_v<Acc<T>>) {
+    return std::isnan(static_cast<Acc<T>>(v));
+  } else {
+    return false;
+  }
+}
+
+// Three-way comparison: NaN sorts last and equals NaN.
+template <typename T>
+int Compare(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) {
+    return a < b ? -1 : (b < a ? 1 : 0);
+  } else {
+    const bool na = IsNaN(a), nb = IsNaN(b);
+    if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+    const auto x = static_cast<Acc<T>>(a), y = static_cast<Acc<T>>(b);
+    return x < y ? -1 : (y < x ? 1 : 0);
+  }
+}
+
+class Unique : public OpKernel {
+ public:
+  explicit Unique(const ir::Node& node)
+      : has_axis_(node.has_attr("axis")), axis_(node.GetInt("axis", 0)), sorted_(node.GetInt("sorted", 1) != 0) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Shape shape = has_axis_ ? x.shape() : Shape{x.size()};
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    const int64_t axis = has_axis_ ? NormalizeAxis(axis_, rank, ctx.Describe()) : 0;
+    const int64_t n = shape[static_cast<size_t>(axis)];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d < axis) outer *= shape[static_cast<size_t>(d)];
+      if (d > axis) inner *= shape[static_cast<size_t>(d)];
+    }
+    // Sort slice numbers; equal slices keep their input order, so each group starts at its first occurrence.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<int64_t> group_of(static_cast<size_t>(n));
+    std::vector<int64_t> firsts;  // first occurrence of each group, in sorted group order
+    Dispatch(AllTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* p = x.data<T>();
+      auto cmp = [&](int64_t a, int64_t b) {
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            int c = Compare(p[(o * n + a) * inner + i], p[(o * n + b) * inner + i]);
+            if (c) return c;
+          }
+        }
+        return 0;
+      };
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
+      for (size_t k = 0; k < order.size(); ++k) {
+        if (k == 0 || cmp(order[k - 1], order[k]) != 0) firsts.push_back(order[k]);
+        group_of[static_cast<size_t>(order[k])] = static_cast<int64_t>(firsts.size()) - 1;
+      }
+    });
+    const int64_t u = static_cast<int64_t>(firsts.size());
+    // Output position of each group.
+    std::vector<int64_t> pos(static_cast<size_t>(u));
+    std::iota(pos.begin(), pos.end(), 0);
+    if (!sorted_) {
+      std::vector<int64_t> by_first(static_cast<size_t>(u));
+      std::iota(by_first.begin(), by_first.end(), 0);
+      std::sort(by_first.begin(), by_first.end(),
+                [&](int64_t a, int64_t b) { return firsts[static_cast<size_t>(a)] < firsts[static_cast<size_t>(b)]; });
+      for (int64_t k = 0; k < u; ++k) pos[static_cast<size_t>(by_first[static_cast<size_t>(k)])] = k;
+    }
+    Shape y_shape = shape;
+    y_shape[static_cast<size_t>(axis)] = u;
+    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    Tensor indices(DataType::kInt64, {u}), inverse(DataType::kInt64, {n}), counts(DataType::kInt64, {u});
+    DispatchElements(x.dtype(), ctx.Describe(), [&](auto acc) {
+      using A = decltype(acc);
+      for (int64_t g = 0; g < u; ++g) {
+        const int64_t at = pos[static_cast<size_t>(g)], src = firsts[static_cast<size_t>(g)];
+        indices.data<int64_t>()[at] = src;
+        for (int64_t o = 0; o < outer; ++o) {
+          A::Copy(y.raw_data(), (o * u + at) * inner, x.raw_data(), (o * n + src) * inner, inner);
+        }
+      }
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t at = pos[static_cast<size_t>(group_of[static_cast<size_t>(i)])];
+      inverse.data<int64_t>()[i] = at;
+      ++counts.data<int64_t>()[at];
+    }
+    if (ctx.output_count() > 1) ctx.SetOutput(1, Value(indices));
+    if (ctx.output_count() > 2) ctx.SetOutput(2, Value(inverse));
+    if (ctx.output_count() > 3) ctx.SetOutput(3, Value(counts));
+  }
+
+ private:
+  bool has_axis_;
+  int64_t axis_;
+  bool sorted_;
+};
+
+}  // namespace
+
+void RegisterUniqueKernels(KernelRegistry& r) {
+  r.Add({.op = "Unique",
+         .since = 11,
+         .types = {{"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString})}},
+         .create = MakeKernel<Unique>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,169 @@
+// Session orchestrates the stages (import -> inline functions -> place -> compile -> run); it owns no algorithm.
+#include "ferry/session.h"
+
+#include <thread>
+
+#include "backends/backend.h"
+#include "ir/inline_functions.h"
+#include "ir/onnx_import.h"
+#include "runtime/executor.h"
+#include "runtime/placement.h"
+#include "runtime/type_inference.h"
+
+namespace ferry {
+
+struct Session::Impl {
+  SessionOptions options;
+  std::unique_ptr<ir::Model> model;
+  std::unique_ptr<runtime::Executor> executor;
+  std::vector<IoInfo> inputs, outputs;
+  std::vector<const ir::Value*> required;  // graph inputs the caller must feed, in inputs order
+};
+
+namespace {
+
+IoInfo MakeIoInfo(const ir::Value& v) {
+  IoInfo info;
+  info.name = v.name();
+  const ir::TypeInfo& t = v.type();
+  switch (t.kind) {
+    case ir::TypeInfo::Kind::kSequence: info.kind = "sequence"; break;
+    case ir::TypeInfo::Kind::kOptional: info.kind = "optional"; break;
+    case ir::TypeInfo::Kind::kMap: info.kind = "map"; break;
+    default: info.kind = "tensor"; break;
+  }
+  info.dtype = t.elem_type;
+  if (t.shape) {
+    info.has_shape = true;
+    for (const auto& d : *t.shape) {
+      info.dims.push_back(d.is_static() ? d.value : -1);
+      info.dim_names.push_back(d.symbol);
+    }
+  }
+  return info;
+}
+
+std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const SessionOptions& options) {
+  auto impl = std::make_unique<Session::Impl>();
+  impl->options = options;
+  if (impl->options.threads <= 0) {
+    impl->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (options.backends.empty()) throw InvalidArgumentError("session options: the backend list is empty");
+  std::vector<const Backend*> backends;
+  for (const auto& name : options.backends) {
+    const Backend* b = FindBackend(name);
+    if (!b) {
+      std::string known;
+      for (const auto& n : BackendNames()) known += (known.empty() ? "" : ", ") + n;
+      throw InvalidArgumentError("unknown backend '" + name + "' (available: " + known + ")");
+    }
+    backends.push_back(b);
+  }
+  ir::InlineModelFunctions(*model);
+  runtime::InferTypes(*model);
+  runtime::Placement placement = runtime::PlaceModel(*model, backends);
+  runtime::RequireFullPlacement(*model, placement);
+  impl->executor = std::make_unique<runtime::Executor>(*model, placement, impl->options.threads);
+  for (const ir::Value* v : model->graph->RequiredInputs()) {
+    impl->inputs.push_back(MakeIoInfo(*v));
+    impl->required.push_back(v);
+  }
+  for (const ir::Value* v : model->graph->outputs()) impl->outputs.push_back(MakeIoInfo(*v));
+  impl->model = std::move(model);
+  return impl;
+}
+
+void CheckInput(const ir::Model& model, const ir::Value& decl, const Value& v) {
+  const ir::TypeInfo& t = decl.type();
+  std::string where = model.Describe() + ": input '" + decl.name() + "'";
+  if (t.kind == ir::TypeInfo::Kind::kTensor) {
+    if (!v.is_tensor()) throw InvalidArgumentError(where + " must be a tensor");
+    const Tensor& x = v.tensor();
+    if (t.elem_type != DataType::kUndefined && x.dtype() != t.elem_type) {
+      throw InvalidArgumentError(where + ": expected dtype " + std::string(DataTypeName(t.elem_type)) + ", got " +
+                                 std::string(DataTypeName(x.dtype())));
+    }
+    if (t.shape) {
+      if (static_cast<size_t>(x.rank()) != t.shape->size()) {
+        throw InvalidArgumentError(where + ": expected rank " + std::to_string(t.shape->size()) + " (shape " +
+                                   t.ToString() + "), got shape " + ShapeToString(x.shape()));
+      }
+      for (size_t i = 0; i < t.shape->size(); ++i) {
+        const ir::Dim& d = (*t.shape)[i];
+        if (d.is_static() && d.value != x.dim(static_cast<int64_t>(i))) {
+          throw InvalidArgumentError(where + ": dimension " + std::to_string(i) + " must be " +
+                                     std::to_string(d.value) + " (shape " + t.ToString() + "), got shape " +
+                                     ShapeToString(x.shape()));
+        }
+      }
+    }
+  } else if (t.kind == ir::TypeInfo::Kind::kSequence) {
+    if (!v.is_sequence()) throw InvalidArgumentError(where + " must be a sequence");
+  }
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::Create(const std::string& model_path, const SessionOptions& options) {
+  return std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromFile(model_path), options)));
+}
+
+std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes, const SessionOptions& options,
+                                                  const std::string& base_dir) {
+  return std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromBytes(bytes, base_dir), options)));
+}
+
+const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+
+std::vector<NamedValue> Session::Run(const std::vector<NamedValue>& inputs) const {
+  const ir::Model& model = *impl_->model;
+  const auto& graph_inputs = model.graph->inputs();
+  std::vector<Value> feed(graph_inputs.size());
+  std::vector<bool> given(graph_inputs.size(), false);
+  for (const auto& [name, value] : inputs) {
+    size_t idx = graph_inputs.size();
+    for (size_t i = 0; i < graph_inputs.size(); ++i) {
+      if (graph_inputs[i]->name() == name) idx = i;
+    }
+    if (idx == graph_inputs.size()) {
+      std::string expected;
+      for (const auto& info : impl_->inputs) expected += (expected.empty() ? "" : ", ") + info.name;
+      throw InvalidArgumentError(model.Describe() + ": unknown input '" + name + "' (the model's inputs are: " +
+                                 expected + ")");
+    }
+    if (given[idx]) throw InvalidArgumentError(model.Describe() + ": input '" + name + "' is given twice");
+    CheckInput(model, *graph_inputs[idx], value);
+    feed[idx] = value;
+    given[idx] = true;
+  }
+  for (size_t i = 0; i < graph_inputs.size(); ++i) {
+    const ir::Value* v = graph_inputs[i];
+    if (!given[i] && !v->is_initializer() && v->type().kind != ir::TypeInfo::Kind::kOptional) {
+      throw InvalidArgumentError(model.Describe() + ": required input '" + v->name() + "' (" + v->type().ToString() +
+                                 ") is missing");
+    }
+  }
+  std::vector<Value> results = impl_->executor->Run(std::move(feed));
+  std::vector<NamedValue> out;
+  const auto& graph_outputs = model.graph->outputs();
+  for (size_t i = 0; i < results.size(); ++i) out.emplace_back(graph_outputs[i]->name(), std::move(results[i]));
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& inputs) const {
+  std::vector<NamedValue> in;
+  for (const auto& [n, t] : inputs) in.emplace_back(n, Value(t));
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (auto& [n, v] : Run(in)) {
+    if (!v.is_tensor()) throw InvalidArgumentError("output '" + n + "' is not a tensor; use Run with NamedValue");
+    out.emplace_back(n, v.tensor());
+  }
+  return out;
+}
+
+}  // namespace ferry

@@ -1,0 +1,93 @@
+// Ferry's own operator schemas for opsets 1–28 (ai.onnx), ai.onnx.ml and ai.onnx.preview.training.
+// Versions up to opset 17 are generated from Debian's libonnx at build time (schemas_generated.cc);
+// newer versions are written by hand as data in schemas_opset18_plus.cc. The runtime reads only this registry.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/graph.h"
+
+namespace ferry::schemas {
+
+enum class ParamOption { kSingle, kOptional, kVariadic };
+
+struct FormalParam {
+  std::string name;
+  std::string type_str;  // a type variable ("T") or a concrete type ("tensor(int64)")
+  ParamOption option = ParamOption::kSingle;
+  bool homogeneous = true;  // variadic: all arguments share one type
+  int min_arity = 1;        // variadic: minimum count
+};
+
+struct AttrSchema {
+  std::string name;
+  ir::AttrType type = ir::AttrType::kUndefined;
+  bool required = false;
+  std::optional<ir::Attribute> default_value;
+};
+
+struct TypeConstraint {
+  std::string var;
+  std::vector<std::string> allowed;  // ONNX type strings: "tensor(float)", "seq(tensor(int64))", "optional(...)"
+};
+
+struct OpSchema;
+
+// Static shape/type inference for one node: given input types, fill output types. Unknown stays unknown.
+using InferenceFn = std::function<void(const ir::Node& node, const std::vector<const ir::TypeInfo*>& inputs,
+                                       std::vector<ir::TypeInfo>& outputs)>;
+
+struct OpSchema {
+  std::string domain;  // "" = ai.onnx
+  std::string name;
+  int since_version = 1;
+  bool deprecated = false;
+  std::vector<FormalParam> inputs, outputs;
+  std::vector<AttrSchema> attributes;
+  std::vector<TypeConstraint> type_constraints;
+  int min_inputs = 0, max_inputs = 0, min_outputs = 0, max_outputs = 0;  // INT_MAX for variadic
+  InferenceFn infer;  // may be empty
+
+  const AttrSchema* FindAttr(std::string_view attr) const;
+  const TypeConstraint* FindTypeConstraint(std::string_view var) const;
+  // Type variable bound by input/output `index` ("" when the parameter has a concrete type).
+  std::string InputTypeVar(size_t index) const;
+  std::string OutputTypeVar(size_t index) const;
+};
+
+class SchemaRegistry {
+ public:
+  static const SchemaRegistry& Get();
+
+  // The schema in effect for `op` in `domain` at `opset`: the one with the largest since_version <= opset.
+  const OpSchema* Find(std::string_view domain, std::string_view op, int64_t opset) const;
+  // All versions of one op, oldest first (empty if the op is unknown in that domain).
+  std::vector<const OpSchema*> Versions(std::string_view domain, std::string_view op) const;
+  const std::vector<OpSchema>& all() const { return schemas_; }
+  // Highest opset version Ferry knows for a domain (0 if the domain is unknown).
+  int64_t MaxOpset(std::string_view domain) const;
+
+  void Add(OpSchema schema);  // used by the generated and hand-written tables; replaces an equal version
+  // Declares that `domain` is known up to opset `version` even where that opset introduced no schema version.
+  void SetMaxOpset(std::string_view domain, int64_t version);
+
+ private:
+  SchemaRegistry();
+  std::vector<OpSchema> schemas_;
+  // domain -> op -> indices into schemas_, sorted by since_version.
+  std::map<std::string, std::map<std::string, std::vector<size_t>, std::less<>>, std::less<>> index_;
+  std::map<std::string, int64_t, std::less<>> max_opset_;
+};
+
+// Canonical domain name: "ai.onnx" and "" are the same domain, returned as "".
+std::string_view CanonicalDomain(std::string_view domain);
+
+}  // namespace ferry::schemas

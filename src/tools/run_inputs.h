@@ -1,0 +1,43 @@
+// Building the inputs of a run from the command line: files (.npy / TensorProto .pb), or random values with
+// shapes resolved from the model's declared dims, --shape overrides and --batch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/session.h"
+
+namespace ferry::tools {
+
+struct InputSpec {
+  std::map<std::string, std::string> files;             // NAME -> .npy or .pb path
+  std::map<std::string, std::vector<int64_t>> shapes;   // NAME -> dims
+  std::map<std::string, std::pair<double, double>> ranges;  // NAME -> [lo, hi)
+  std::optional<int64_t> batch;                          // value for symbolic leading dims
+  bool random = false;
+  uint64_t seed = 0;
+};
+
+// Parses "1x3x224x224" (also "1,3,224,224"); throws InvalidArgumentError naming `what`.
+std::vector<int64_t> ParseDims(const std::string& text, const std::string& what);
+// Parses "NAME=VALUE"; throws InvalidArgumentError naming `flag`.
+std::pair<std::string, std::string> ParseAssignment(const std::string& text, const std::string& flag);
+
+// Every input of `session` from `spec`. Throws InvalidArgumentError naming the input when a file is missing,
+// a dim cannot be resolved, or a name does not exist.
+std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spec);
+
+// Loads a tensor from .npy or TensorProto .pb (by extension).
+Tensor LoadTensorFile(const std::string& path);
+
+struct TensorSummary {
+  double min = 0, max = 0, mean = 0;
+  int64_t nan = 0, inf = 0;
+  bool numeric = false;
+};
+TensorSummary Summarize(const Tensor& t);
+
+}  // namespace ferry::tools
