@@ -80,7 +80,7 @@ int Run(const RunArgs& a) {
   std::vector<NamedValue> outputs;
   for (int r = 0; r < std::max(1, a.repeat); ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    outputs = session->Run(inputs);
+    outputs = session->RunValues(inputs);
     times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!a.output_dir.empty()) {

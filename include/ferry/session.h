@@ -49,10 +49,11 @@ class Session {
   const std::vector<IoInfo>& inputs() const;   // inputs the caller must feed (initializers excluded)
   const std::vector<IoInfo>& outputs() const;
 
-  // Runs the model. Every required input must be given by name; dtypes and static dims are checked
+  // Run the model. Every required input must be given by name; dtypes and static dims are checked
   // (InvalidArgumentError naming the input, expected vs got). Thread-safe.
-  std::vector<NamedValue> Run(const std::vector<NamedValue>& inputs) const;
-  // Convenience for tensor-only models.
+  // Inputs and outputs may be tensors, sequences or optionals.
+  std::vector<NamedValue> RunValues(const std::vector<NamedValue>& inputs) const;
+  // Tensor-only convenience: throws InvalidArgumentError if an output is not a tensor.
   std::vector<std::pair<std::string, Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs) const;
 
   struct Impl;

@@ -270,7 +270,7 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
   proto->set_raw_data(static_cast<const char*>(t.raw_data()), t.nbytes());
 }
 
-Value ValueFromSequenceProto(const onnx::SequenceProto& proto, const TensorLoadOptions& o) {
+ferry::Value ValueFromSequenceProto(const onnx::SequenceProto& proto, const TensorLoadOptions& o) {
   if (proto.elem_type() != onnx::SequenceProto::TENSOR) {
     Bad(o, "only sequences of tensors are supported (elem_type " + std::to_string(proto.elem_type()) + ")");
   }
@@ -280,7 +280,7 @@ Value ValueFromSequenceProto(const onnx::SequenceProto& proto, const TensorLoadO
   return Value(std::move(seq));
 }
 
-Value ValueFromOptionalProto(const onnx::OptionalProto& proto, const TensorLoadOptions& o) {
+ferry::Value ValueFromOptionalProto(const onnx::OptionalProto& proto, const TensorLoadOptions& o) {
   Value v;
   switch (proto.elem_type()) {
     case onnx::OptionalProto::UNDEFINED:

@@ -28,8 +28,8 @@ Tensor TensorFromSparseProto(const onnx::SparseTensorProto& proto, const TensorL
 // Writes dims, data_type and raw_data (string tensors: string_data).
 void TensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
 
-Value ValueFromSequenceProto(const onnx::SequenceProto& proto, const TensorLoadOptions& options);
-Value ValueFromOptionalProto(const onnx::OptionalProto& proto, const TensorLoadOptions& options);
+ferry::Value ValueFromSequenceProto(const onnx::SequenceProto& proto, const TensorLoadOptions& options);
+ferry::Value ValueFromOptionalProto(const onnx::OptionalProto& proto, const TensorLoadOptions& options);
 
 // Resolves an external data `location` against `base_dir`, rejecting absolute paths, `..` components and
 // symlinks that leave the directory. Throws InvalidModelError naming `where`.

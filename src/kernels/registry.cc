@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schemas/schema.h"
+#include "schemas/validate.h"
 
 namespace ferry {
 
@@ -64,6 +65,28 @@ SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<Data
   std::string_view domain = schemas::CanonicalDomain(node.domain());
   const auto& registry = schemas::SchemaRegistry::Get();
   const schemas::OpSchema* schema = registry.Find(domain, node.op_type(), node.opset());
+  if (registry.MaxOpset(domain) > 0 && node.opset() > registry.MaxOpset(domain)) {
+    result.layer = FailureLayer::kGraph;
+    result.reason = "opset " + std::to_string(node.opset()) + " of domain '" +
+                    (domain.empty() ? std::string("ai.onnx") : std::string(domain)) + "' is newer than Ferry knows (" +
+                    std::to_string(registry.MaxOpset(domain)) + ")";
+    return result;
+  }
+  if (!schema && !registry.Versions(domain, node.op_type()).empty()) {
+    const auto versions = registry.Versions(domain, node.op_type());
+    result.layer = FailureLayer::kGraph;
+    result.reason = node.op_type() + " has no schema version at or below opset " + std::to_string(node.opset()) +
+                    " (its first version is " + std::to_string(versions.front()->since_version) + ")";
+    return result;
+  }
+  if (schema) {
+    std::string invalid = schemas::ValidateNodeAgainstSchema(node, *schema);
+    if (!invalid.empty()) {
+      result.layer = FailureLayer::kGraph;
+      result.reason = invalid;
+      return result;
+    }
+  }
   std::vector<const KernelDef*> same_op;
   for (const auto& def : defs_) {
     if (def.op == node.op_type() && def.domain == domain) same_op.push_back(&def);

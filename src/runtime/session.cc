@@ -120,7 +120,7 @@ std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 
-std::vector<NamedValue> Session::Run(const std::vector<NamedValue>& inputs) const {
+std::vector<NamedValue> Session::RunValues(const std::vector<NamedValue>& inputs) const {
   const ir::Model& model = *impl_->model;
   const auto& graph_inputs = model.graph->inputs();
   std::vector<Value> feed(graph_inputs.size());
@@ -159,8 +159,8 @@ std::vector<std::pair<std::string, Tensor>> Session::Run(const std::vector<std::
   std::vector<NamedValue> in;
   for (const auto& [n, t] : inputs) in.emplace_back(n, Value(t));
   std::vector<std::pair<std::string, Tensor>> out;
-  for (auto& [n, v] : Run(in)) {
-    if (!v.is_tensor()) throw InvalidArgumentError("output '" + n + "' is not a tensor; use Run with NamedValue");
+  for (auto& [n, v] : RunValues(in)) {
+    if (!v.is_tensor()) throw InvalidArgumentError("output '" + n + "' is not a tensor; use RunValues");
     out.emplace_back(n, v.tensor());
   }
   return out;

@@ -104,7 +104,7 @@ std::string RunOnnxTestCase(const OnnxTestCase& c, const std::vector<std::string
       if (k >= in_info.size()) return "test data has more inputs than the model (" + std::to_string(in_info.size()) + ")";
       inputs.emplace_back(in_info[k].name, LoadPbValue(p.string(), in_info[k].kind));
     }
-    auto results = session->Run(inputs);
+    auto results = session->RunValues(inputs);
     const auto& out_info = session->outputs();
     for (size_t k = 0;; ++k) {
       fs::path p = set / ("output_" + std::to_string(k) + ".pb");

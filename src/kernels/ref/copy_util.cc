@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 #include "core/parallel.h"
 #include "kernels/ref/common.h"
 
@@ -94,7 +98,30 @@ void TiledTranspose(void* dst_base, int64_t doff, const void* src_base, int64_t 
       const int64_t r0 = rb * kTile, r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r) {
+        int64_t r = r0;
+#if defined(__SSE2__)
+        if constexpr (sizeof(T) == 4) {
+          // 4x4 blocks transposed in registers (shuffles move bits exactly, whatever the 4-byte type).
+          for (; r + 4 <= r1; r += 4) {
+            int64_t c = c0;
+            for (; c + 4 <= c1; c += 4) {
+              const float* sp = reinterpret_cast<const float*>(src + s + r + c * scol);
+              __m128 v0 = _mm_loadu_ps(sp), v1 = _mm_loadu_ps(sp + scol), v2 = _mm_loadu_ps(sp + 2 * scol),
+                     v3 = _mm_loadu_ps(sp + 3 * scol);
+              _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+              float* dp = reinterpret_cast<float*>(dst + d + r * drow + c);
+              _mm_storeu_ps(dp, v0);
+              _mm_storeu_ps(dp + drow, v1);
+              _mm_storeu_ps(dp + 2 * drow, v2);
+              _mm_storeu_ps(dp + 3 * drow, v3);
+            }
+            for (; c < c1; ++c) {
+              for (int64_t k = 0; k < 4; ++k) dst[d + (r + k) * drow + c] = src[s + r + k + c * scol];
+            }
+          }
+        }
+#endif
+        for (; r < r1; ++r) {
           T* drow_ptr = dst + d + r * drow;
           const T* scol_ptr = src + s + r;
           for (int64_t c = c0; c < c1; ++c) drow_ptr[c] = scol_ptr[c * scol];

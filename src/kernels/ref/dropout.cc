@@ -1,8 +1,9 @@
 // Dropout, all versions. In inference (every opset < 12, and opset 12+ unless the training_mode input is true)
 // the output is the input itself (shared, not copied) and the mask is all ones (bool from opset 10, T before).
 // Training (opset 12+): each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio); the mask
-// marks kept elements. The draws use std::mt19937_64 seeded by the `seed` attribute (random when absent), so
-// the result cannot match another runtime's random stream; ratio == 0 is exact (identity).
+// marks kept elements. The draws reproduce numpy's legacy generator (np.random.seed(seed); uniform(0, 1) >= ratio:
+// MT19937 with init_genrand seeding, 53-bit doubles from two 32-bit outputs), which is how the ONNX test data
+// was made, so a given `seed` attribute yields ONNX's masks; without `seed` the seed is random.
 #include <random>
 
 #include "kernels/kernel_def.h"
@@ -56,8 +57,11 @@ class Dropout : public OpKernel {
     }
     Tensor& y = ctx.Output(0, x.dtype(), x.shape());
     Tensor* mask = want_mask ? &ctx.Output(1, DataType::kBool, x.shape()) : nullptr;
-    std::mt19937_64 rng(has_seed_ ? static_cast<uint64_t>(seed_) : std::random_device{}());
-    std::uniform_real_distribution<float> uniform(0.f, 1.f);
+    std::mt19937 rng(has_seed_ ? static_cast<uint32_t>(seed_) : std::random_device{}());
+    auto uniform = [&rng]() {  // numpy's random_sample()
+      const double a = static_cast<double>(rng() >> 5), b = static_cast<double>(rng() >> 6);
+      return (a * 67108864.0 + b) / 9007199254740992.0;
+    };
     const float keep_scale = ratio < 1.f ? 1.f / (1.f - ratio) : 0.f;
     Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
       using T = decltype(tag);
@@ -65,7 +69,7 @@ class Dropout : public OpKernel {
       const T* in = x.data<T>();
       T* out = y.data<T>();
       for (int64_t i = 0; i < x.size(); ++i) {
-        const bool keep = uniform(rng) >= ratio;
+        const bool keep = uniform() >= static_cast<double>(ratio);
         out[i] = keep ? T(static_cast<A>(in[i]) * static_cast<A>(keep_scale)) : T(A(0));
         if (mask) mask->data<bool>()[i] = keep;
       }

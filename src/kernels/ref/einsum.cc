@@ -133,6 +133,11 @@ class Einsum : public OpKernel {
       term_ell[static_cast<size_t>(k)] = t.has_ellipsis ? rank - letters : 0;
       ell_rank = std::max(ell_rank, term_ell[static_cast<size_t>(k)]);
     }
+    constexpr int kMaxEllipsisDims = 64;
+    if (ell_rank > kMaxEllipsisDims) {
+      throw UnsupportedError(ctx.Describe() + ": more than " + std::to_string(kMaxEllipsisDims) +
+                             " dimensions under '...' are not supported");
+    }
     auto expand = [&](const Term& t, int ell) {
       std::vector<int> out;
       for (int l : t.labels) {
@@ -144,7 +149,7 @@ class Einsum : public OpKernel {
       }
       return out;
     };
-    constexpr int kMaxLabels = kLetters + 64;
+    constexpr int kMaxLabels = kLetters + kMaxEllipsisDims;
     std::vector<int64_t> size(kMaxLabels, -1);
     std::vector<std::vector<int>> dims_labels;
     for (int k = 0; k < nin; ++k) {
@@ -201,6 +206,60 @@ class Einsum : public OpKernel {
       T* out = y.data<T>();
       const int64_t out_count = y.size();
       const int64_t work = std::max<int64_t>(1, sum_count);
+      // Matrix-product shape ("bij,bjk->bik"): the last output label is contiguous in one input and absent from
+      // the other, so each output row is accumulated as row += a * b_row over the summed labels (unit stride).
+      if (nin == 2 && nout >= 1 && nloop > nout) {
+        const size_t last = nout - 1;
+        int row_in = -1;
+        if (strides[1][last] == 1 && strides[0][last] == 0) row_in = 1;
+        if (strides[0][last] == 1 && strides[1][last] == 0) row_in = 0;
+        if (row_in >= 0) {
+          const auto rb = static_cast<size_t>(row_in), sa = static_cast<size_t>(1 - row_in);
+          const int64_t n = loop_size[last];
+          const int64_t rows = out_count / n;
+          ParallelFor(ctx.threads(), rows, std::max<int64_t>(1, 65536 / (work * n)), [&](int64_t begin, int64_t end) {
+            std::vector<A> acc(static_cast<size_t>(n));
+            std::vector<int64_t> ctr(nloop, 0);
+            for (int64_t r = begin; r < end; ++r) {
+              // Offsets of this output row in both inputs.
+              int64_t base[2] = {0, 0};
+              int64_t rem = r;
+              for (size_t i = last; i-- > 0;) {
+                const int64_t c = rem % loop_size[i];
+                rem /= loop_size[i];
+                base[0] += c * strides[0][i];
+                base[1] += c * strides[1][i];
+              }
+              std::fill(acc.begin(), acc.end(), A(0));
+              for (size_t i = nout; i < nloop; ++i) ctr[i] = 0;
+              int64_t off[2] = {base[0], base[1]};
+              while (true) {
+                const A a = static_cast<A>(in[sa][off[sa]]);
+                const T* brow = in[rb] + off[rb];
+                for (int64_t t = 0; t < n; ++t) acc[static_cast<size_t>(t)] += a * static_cast<A>(brow[t]);
+                bool done = true;
+                for (size_t i = nloop; i > nout;) {
+                  --i;
+                  ++ctr[i];
+                  off[0] += strides[0][i];
+                  off[1] += strides[1][i];
+                  if (ctr[i] < loop_size[i]) {
+                    done = false;
+                    break;
+                  }
+                  off[0] -= strides[0][i] * ctr[i];
+                  off[1] -= strides[1][i] * ctr[i];
+                  ctr[i] = 0;
+                }
+                if (done) break;
+              }
+              T* yr = out + r * n;
+              for (int64_t t = 0; t < n; ++t) yr[t] = T(static_cast<Acc<T>>(acc[static_cast<size_t>(t)]));
+            }
+          });
+          return;
+        }
+      }
       ParallelFor(ctx.threads(), out_count, std::max<int64_t>(1, 65536 / work), [&](int64_t begin, int64_t end) {
         // Decode `begin` into output counters and per-input offsets.
         std::vector<int64_t> ctr(nloop, 0), base(static_cast<size_t>(nin), 0), off(static_cast<size_t>(nin), 0);

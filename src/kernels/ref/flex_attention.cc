@@ -132,7 +132,7 @@ void RegisterFlexAttentionKernels(KernelRegistry& r) {
   r.Add({.op = "FlexAttention",
          .domain = "ai.onnx.preview",
          .since = 1,
-         .types = {{"T", dtypes::Floats()}},
+         .types = {{"T1", dtypes::Floats()}},
          .create = MakeKernel<FlexAttention>});
 }
 

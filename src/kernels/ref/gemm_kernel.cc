@@ -5,6 +5,7 @@
 // SSE2 peak of 8 flop/cycle. Work is split into a grid of (row block, column block) tasks over the threads.
 // Matrix-vector products (m == 1 or n == 1) take separate streaming loops: packing would only add traffic there.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -261,23 +262,24 @@ void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
     Gemv(g, threads);
     return;
   }
-  // Task grid: row blocks of at most kMc rows, column blocks of at most kNcMax columns, refined so that there are
-  // enough equal-sized tasks to keep every thread busy.
+  // Task grid: row blocks of at most kMc rows, column blocks of at most kNcMax columns, refined until there are a
+  // few tasks per thread. Each task packs its own panels, so a split along N re-packs A (m·k) and a split along M
+  // re-packs B (k·n): split the dimension whose re-packing is cheaper. Threads pull tasks from a shared counter,
+  // so a thread that gets descheduled on a busy machine does not hold up the others.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (flops < 2e5) threads = 1;
   int64_t m_blocks = CeilDiv(m, kMc);
   int64_t n_blocks = CeilDiv(n, kNcMax);
   if (threads > 1) {
-    const int64_t max_n_blocks = std::max<int64_t>(1, CeilDiv(n, 2 * kNr));
-    const int64_t max_m_blocks = std::max<int64_t>(1, CeilDiv(m, 4 * kMr));
-    // Aim for a task count that divides evenly among the threads, or at least 4 tasks per thread.
-    while (m_blocks * n_blocks < 4 * threads && (m_blocks * n_blocks) % threads != 0) {
-      if (n_blocks < max_n_blocks && (n_blocks <= m_blocks || m_blocks >= max_m_blocks)) {
+    const int64_t max_n_blocks = std::max<int64_t>(1, n / (4 * kNr));
+    const int64_t max_m_blocks = std::max<int64_t>(1, m / (8 * kMr));
+    while (m_blocks * n_blocks < 4 * threads) {
+      const bool can_n = n_blocks < max_n_blocks, can_m = m_blocks < max_m_blocks;
+      if (!can_n && !can_m) break;
+      if (can_n && (!can_m || m <= n)) {
         ++n_blocks;
-      } else if (m_blocks < max_m_blocks) {
-        ++m_blocks;
       } else {
-        break;
+        ++m_blocks;
       }
     }
   }
@@ -285,8 +287,11 @@ void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
   const int64_t nc = RoundUp(CeilDiv(n, n_blocks), kNr);
   m_blocks = CeilDiv(m, mc);
   n_blocks = CeilDiv(n, nc);
-  ParallelFor(threads, m_blocks * n_blocks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
+  const int64_t tasks = m_blocks * n_blocks;
+  const int64_t workers = std::min<int64_t>(threads, tasks);
+  std::atomic<int64_t> next{0};
+  ParallelFor(static_cast<int>(workers), workers, 1, [&](int64_t, int64_t) {
+    for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
       const int64_t mb = t / n_blocks, nb = t % n_blocks;
       const int64_t m0 = mb * mc, n0 = nb * nc;
       GemmBlock(g, m0, std::min(mc, m - m0), n0, std::min(nc, n - n0));

@@ -47,6 +47,8 @@ void CubicCoeffs(double t, double c[4]) {
 template <typename T>
 T FromGsDouble(double v) {
   if constexpr (std::is_integral_v<T>) {
+    const double r = std::nearbyint(v);  // snap rounding noise before truncating (see resize_util.cc)
+    if (std::abs(v - r) <= 1e-9 * std::max(1.0, std::abs(v))) v = r;
     if (std::isnan(v)) return T(0);
     if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
     if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();

@@ -1,5 +1,7 @@
-// MaxUnpool: scatters X into a zero tensor at the flat indices I (as produced by MaxPool). The output shape is
-// the optional output_shape input, else [N, C, (in-1)·stride + kernel - pad_begin - pad_end, ...].
+// MaxUnpool: scatters X into a zero tensor at the flat indices I (as produced by MaxPool) of the inferred shape
+// [N, C, (in-1)·stride + kernel - pad_begin - pad_end, ...]. With the optional output_shape input, that block is
+// placed at the origin of an output of that shape (the ONNX reference semantics).
+#include <algorithm>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -31,7 +33,24 @@ class MaxUnpool : public OpKernel {
                                  ", got " + ShapeToString(ind.shape()));
     }
     const size_t rank = static_cast<size_t>(x.rank() - 2);
-    Shape y_shape;
+    // The inferred shape [N, C, (in-1)*stride + kernel - pads]: the indices address this shape.
+    const std::vector<int64_t> kernel = SpatialAttr(attrs_.kernel_shape, rank, 1, "kernel_shape", what);
+    const std::vector<int64_t> strides = SpatialAttr(attrs_.strides, rank, 1, "strides", what);
+    const std::vector<int64_t> pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * rank, 0) : attrs_.pads;
+    if (pads.size() != 2 * rank) {
+      throw InvalidArgumentError(what + ": pads " + IntsToString(pads) + " must have " + std::to_string(2 * rank) +
+                                 " values");
+    }
+    Shape inferred{x.dim(0), x.dim(1)};
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t v = (x.dim(static_cast<int64_t>(d) + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank];
+      if (v < 0) {
+        throw InvalidArgumentError(what + ": the output extent of spatial dim " + std::to_string(d) +
+                                   " would be negative");
+      }
+      inferred.push_back(v);
+    }
+    Shape y_shape = inferred;
     if (shape_t) {
       y_shape = ReadInt64s(*shape_t, what + " input output_shape");
       if (y_shape.size() != static_cast<size_t>(x.rank())) {
@@ -41,34 +60,43 @@ class MaxUnpool : public OpKernel {
       for (int64_t d : y_shape) {
         if (d < 0) throw InvalidArgumentError(what + ": output_shape " + ShapeToString(y_shape) + " is negative");
       }
-    } else {
-      const std::vector<int64_t> kernel = SpatialAttr(attrs_.kernel_shape, rank, 1, "kernel_shape", what);
-      const std::vector<int64_t> strides = SpatialAttr(attrs_.strides, rank, 1, "strides", what);
-      std::vector<int64_t> pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * rank, 0) : attrs_.pads;
-      if (pads.size() != 2 * rank) {
-        throw InvalidArgumentError(what + ": pads " + IntsToString(pads) + " must have " +
-                                   std::to_string(2 * rank) + " values");
-      }
-      y_shape = {x.dim(0), x.dim(1)};
-      for (size_t d = 0; d < rank; ++d) {
-        const int64_t v = (x.dim(static_cast<int64_t>(d) + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank];
-        if (v < 0) throw InvalidArgumentError(what + ": the output extent of spatial dim " + std::to_string(d) +
-                                              " would be negative");
-        y_shape.push_back(v);
-      }
     }
     Tensor& y = ctx.Output(0, x.dtype(), y_shape);
     const int64_t* ip = ind.data<int64_t>();
+    const int64_t inferred_size = ShapeElementCount(inferred);
     Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
       using T = decltype(tag);
       const T* xp = x.data<T>();
-      T* yp = y.data<T>();
+      // Scatter into the inferred shape, then (as the ONNX reference does) place that block at the origin of a
+      // differently sized output_shape, cropping what does not fit.
+      const bool direct = y_shape == inferred;
+      std::vector<T> tmp(direct ? 0 : static_cast<size_t>(inferred_size));
+      T* dst = direct ? y.data<T>() : tmp.data();
       for (int64_t i = 0; i < x.size(); ++i) {
-        if (ip[i] < 0 || ip[i] >= y.size()) {
-          throw InvalidArgumentError(what + ": index " + std::to_string(ip[i]) + " in I is out of range for output " +
-                                     ShapeToString(y_shape));
+        if (ip[i] < 0 || ip[i] >= inferred_size) {
+          throw InvalidArgumentError(what + ": index " + std::to_string(ip[i]) + " in I is out of range for shape " +
+                                     ShapeToString(inferred));
         }
-        yp[ip[i]] = xp[i];
+        dst[ip[i]] = xp[i];
+      }
+      if (direct || y.size() == 0) return;
+      const size_t r = inferred.size();
+      const int64_t inner = std::min(inferred[r - 1], y_shape[r - 1]);
+      int64_t outer = 1;
+      for (size_t d = 0; d + 1 < r; ++d) outer *= std::min(inferred[d], y_shape[d]);
+      T* yp = y.data<T>();
+      for (int64_t q = 0; q < outer; ++q) {
+        int64_t rem = q, src = 0, out = 0, src_mul = inferred[r - 1], out_mul = y_shape[r - 1];
+        for (size_t d = r - 1; d-- > 0;) {
+          const int64_t ext = std::min(inferred[d], y_shape[d]);
+          const int64_t c = rem % ext;
+          rem /= ext;
+          src += c * src_mul;
+          out += c * out_mul;
+          src_mul *= inferred[d];
+          out_mul *= y_shape[d];
+        }
+        std::copy_n(tmp.data() + src, inner, yp + out);
       }
     });
   }

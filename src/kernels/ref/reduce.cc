@@ -4,8 +4,9 @@ namespace ferry::ref {
 
 std::vector<bool> ReduceAxesMask(std::span<const int64_t> axes, int64_t rank, const std::string& what) {
   std::vector<bool> mask(static_cast<size_t>(rank), axes.empty());
+  const int64_t r = std::max<int64_t>(rank, 1);
   for (int64_t a : axes) {
-    if (a < -rank || a >= std::max<int64_t>(rank, 1)) {
+    if (a < -r || a >= r) {
       throw InvalidArgumentError(what + ": axis " + std::to_string(a) + " is out of range for rank " +
                                  std::to_string(rank));
     }

@@ -134,6 +134,8 @@ struct LogSumExpOp {
     if (m > a.m) {
       a.s = a.s * std::exp(a.m - m) + s;
       a.m = m;
+    } else if (m == a.m) {
+      a.s += s;  // also keeps +inf + +inf finite in s
     } else {
       a.s += s * std::exp(m - a.m);  // NaN in either propagates through exp
     }

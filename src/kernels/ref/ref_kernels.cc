@@ -122,6 +122,10 @@ void RegisterSpaceToDepthKernels(KernelRegistry& r);
 void RegisterCenterCropPadKernels(KernelRegistry& r);
 void RegisterTensorScatterKernels(KernelRegistry& r);
 
+// --- losses, signal, strings, ML and training ---
+void RegisterNegativeLogLikelihoodLossKernels(KernelRegistry& r);
+void RegisterSoftmaxCrossEntropyLossKernels(KernelRegistry& r);
+
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
   RegisterConstantKernels(r);
@@ -234,6 +238,9 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterRnnKernels(r);
   RegisterGruKernels(r);
   RegisterLstmKernels(r);
+  // --- losses, signal, strings, ML and training ---
+  RegisterNegativeLogLikelihoodLossKernels(r);
+  RegisterSoftmaxCrossEntropyLossKernels(r);
 }
 
 }  // namespace ferry::ref

@@ -117,7 +117,9 @@ class Resize : public OpKernel {
           throw InvalidArgumentError(what + ": input 'scales' must be positive, got " + std::to_string(s[i]));
         }
         scales[a] = s[i];
-        out_shape[a] = static_cast<int64_t>(std::floor(s[i] * static_cast<double>(x.dim(axes[i]))));
+        const double len = std::floor(s[i] * static_cast<double>(x.dim(axes[i])));
+        if (len >= 9.0e18) throw InvalidArgumentError(what + ": input 'scales' gives an output dim too large");
+        out_shape[a] = static_cast<int64_t>(len);
       }
     } else {
       std::vector<int64_t> sz = ReadInt64s(*sizes_t, what + ": input 'sizes'");
@@ -128,7 +130,12 @@ class Resize : public OpKernel {
       for (size_t i = 0; i < naxes; ++i) {
         if (sz[i] < 0) throw InvalidArgumentError(what + ": input 'sizes' has a negative value");
         const size_t a = static_cast<size_t>(axes[i]);
-        scales[a] = static_cast<double>(sz[i]) / static_cast<double>(x.dim(axes[i]));
+        const int64_t in = x.dim(axes[i]);
+        if (in == 0 && sz[i] != 0) {
+          throw InvalidArgumentError(what + ": cannot resize the empty dim " + std::to_string(axes[i]) + " of " +
+                                     ShapeToString(x.shape()) + " to " + std::to_string(sz[i]));
+        }
+        scales[a] = in == 0 ? 1.0 : static_cast<double>(sz[i]) / static_cast<double>(in);
         out_shape[a] = sz[i];
       }
       if (policy_ != AspectPolicy::kStretch) {

@@ -128,7 +128,13 @@ AxisTaps ComputeAxisTaps(int64_t in, int64_t out, double scale, double roi0, dou
   std::vector<double> w(rel.size());
   for (int64_t i = 0; i < out; ++i) {
     bool outside = false;
-    const double xo = SourceCoord(static_cast<double>(i), in, out, scale, roi0, roi1, p.coord, &outside);
+    double xo = SourceCoord(static_cast<double>(i), in, out, scale, roi0, roi1, p.coord, &outside);
+    if (std::isnan(xo)) {
+      xo = 0;
+      outside = true;
+    }
+    // Far outside the input every tap lands on the edge anyway; clamping keeps the index maths finite.
+    xo = std::clamp(xo, -static_cast<double>(in) - 8, static_cast<double>(in) + 8);
     if (outside) {
       t.outside[static_cast<size_t>(i)] = 1;
       t.any_outside = true;
@@ -223,6 +229,10 @@ T FromResizeDouble(double v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0;
   } else if constexpr (std::is_integral_v<T>) {
+    // Truncate toward zero like the ONNX reference's astype, but first snap values within rounding noise of an
+    // integer (a weighted sum of 255s can come out as 254.99999999999997).
+    const double r = std::nearbyint(v);
+    if (std::abs(v - r) <= 1e-9 * std::max(1.0, std::abs(v))) v = r;
     if (std::isnan(v)) return T(0);
     if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
     if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();

@@ -50,7 +50,9 @@ class Upsample : public OpKernel {
       if (!(scales[a] > 0) || !std::isfinite(scales[a])) {
         throw InvalidArgumentError(what + ": scales must be positive, got " + std::to_string(scales[a]));
       }
-      out_shape[a] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(static_cast<int64_t>(a))) * scales[a]));
+      const double len = std::floor(static_cast<double>(x.dim(static_cast<int64_t>(a))) * scales[a]);
+      if (len >= 9.0e18) throw InvalidArgumentError(what + ": scales give an output dim too large");
+      out_shape[a] = static_cast<int64_t>(len);
     }
     const std::vector<double> roi_start(scales.size(), 0.0), roi_end(scales.size(), 1.0);
     Tensor& y = ctx.Output(0, x.dtype(), out_shape);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package Ferry's build and tests need. Idempotent: installs only what is missing,
+# and runs `apt-get update` once (only when something must be installed).
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  g++ cmake ninja-build pkg-config
+  # ONNX protos, checker, shape inference, op schemas (1.12) and protobuf
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # libraries
+  libfmt-dev nlohmann-json3-dev libcli11-dev
+  # tests
+  libgtest-dev libgmock-dev libonnx-testdata
+  # test models: exported from PyTorch with /usr/bin/python3
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

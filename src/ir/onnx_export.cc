@@ -1,0 +1,168 @@
+#include "ir/onnx_export.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+#include "ferry/error.h"
+#include "ir/tensor_proto.h"
+
+namespace ferry::ir {
+namespace {
+
+void TypeToProto(const TypeInfo& t, onnx::TypeProto* p) {
+  auto shape_to = [](const std::optional<std::vector<Dim>>& shape, onnx::TensorShapeProto* sp) {
+    for (const Dim& d : *shape) {
+      auto* dp = sp->add_dim();
+      if (d.is_static()) dp->set_dim_value(d.value);
+      else if (!d.symbol.empty()) dp->set_dim_param(d.symbol);
+    }
+  };
+  switch (t.kind) {
+    case TypeInfo::Kind::kTensor:
+      p->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(t.elem_type));
+      if (t.shape) shape_to(t.shape, p->mutable_tensor_type()->mutable_shape());
+      break;
+    case TypeInfo::Kind::kSparseTensor:
+      p->mutable_sparse_tensor_type()->set_elem_type(static_cast<int32_t>(t.elem_type));
+      if (t.shape) shape_to(t.shape, p->mutable_sparse_tensor_type()->mutable_shape());
+      break;
+    case TypeInfo::Kind::kSequence:
+      if (t.elem) TypeToProto(*t.elem, p->mutable_sequence_type()->mutable_elem_type());
+      else p->mutable_sequence_type();
+      break;
+    case TypeInfo::Kind::kOptional:
+      if (t.elem) TypeToProto(*t.elem, p->mutable_optional_type()->mutable_elem_type());
+      else p->mutable_optional_type();
+      break;
+    case TypeInfo::Kind::kMap:
+      p->mutable_map_type()->set_key_type(static_cast<int32_t>(t.elem_type));
+      if (t.elem) TypeToProto(*t.elem, p->mutable_map_type()->mutable_value_type());
+      break;
+    case TypeInfo::Kind::kUnknown:
+      break;
+  }
+}
+
+void ValueInfoToProto(const Value& v, onnx::ValueInfoProto* p) {
+  p->set_name(v.name());
+  if (!v.doc().empty()) p->set_doc_string(v.doc());
+  if (v.type().kind != TypeInfo::Kind::kUnknown) TypeToProto(v.type(), p->mutable_type());
+}
+
+void GraphToProto(const Graph& g, onnx::GraphProto* gp);
+
+void AttributeToProto(const Attribute& a, onnx::AttributeProto* ap) {
+  ap->set_name(a.name);
+  if (!a.ref_attr_name.empty()) ap->set_ref_attr_name(a.ref_attr_name);
+  if (!a.doc.empty()) ap->set_doc_string(a.doc);
+  ap->set_type(static_cast<onnx::AttributeProto::AttributeType>(a.type));
+  switch (a.type) {
+    case AttrType::kFloat: ap->set_f(a.f); break;
+    case AttrType::kInt: ap->set_i(a.i); break;
+    case AttrType::kString: ap->set_s(a.s); break;
+    case AttrType::kTensor: TensorToProto(a.t, "", ap->mutable_t()); break;
+    case AttrType::kSparseTensor:
+      // Sparse tensors are densified on import; write the dense values back as a tensor attribute.
+      ap->set_type(onnx::AttributeProto::TENSOR);
+      TensorToProto(a.t, "", ap->mutable_t());
+      break;
+    case AttrType::kGraph: GraphToProto(*a.g, ap->mutable_g()); break;
+    case AttrType::kFloats: for (float f : a.floats) ap->add_floats(f); break;
+    case AttrType::kInts: for (int64_t i : a.ints) ap->add_ints(i); break;
+    case AttrType::kStrings: for (const auto& s : a.strings) ap->add_strings(s); break;
+    case AttrType::kTensors: for (const auto& t : a.tensors) TensorToProto(t, "", ap->add_tensors()); break;
+    case AttrType::kGraphs: for (const auto& g : a.graphs) GraphToProto(*g, ap->add_graphs()); break;
+    case AttrType::kTypeProto: TypeToProto(a.tp, ap->mutable_tp()); break;
+    case AttrType::kTypeProtos: for (const auto& t : a.tps) TypeToProto(t, ap->add_type_protos()); break;
+    default: break;
+  }
+}
+
+void NodeToProto(const Node& n, onnx::NodeProto* np) {
+  np->set_name(n.name());
+  np->set_op_type(n.op_type());
+  if (!n.domain().empty()) np->set_domain(n.domain());
+  if (!n.doc().empty()) np->set_doc_string(n.doc());
+  for (const Value* v : n.inputs()) np->add_input(v ? v->name() : "");
+  for (const Value* v : n.outputs()) np->add_output(v ? v->name() : "");
+  for (const auto& a : n.attributes()) AttributeToProto(a, np->add_attribute());
+}
+
+void GraphToProto(const Graph& g, onnx::GraphProto* gp) {
+  gp->set_name(g.name());
+  if (!g.doc().empty()) gp->set_doc_string(g.doc());
+  for (const Value* v : g.initializers()) TensorToProto(*v->initializer(), v->name(), gp->add_initializer());
+  for (const Value* v : g.inputs()) ValueInfoToProto(*v, gp->add_input());
+  for (const Value* v : g.outputs()) ValueInfoToProto(*v, gp->add_output());
+  for (const auto& n : g.nodes()) NodeToProto(*n, gp->add_node());
+  // value_info for typed intermediate values
+  for (const auto& v : g.values()) {
+    if (v->producer() && v->type().kind != TypeInfo::Kind::kUnknown &&
+        std::find(g.outputs().begin(), g.outputs().end(), v.get()) == g.outputs().end()) {
+      ValueInfoToProto(*v, gp->add_value_info());
+    }
+  }
+}
+
+}  // namespace
+
+void ExportModelProto(const Model& model, onnx::ModelProto* proto) {
+  proto->Clear();
+  proto->set_ir_version(model.ir_version);
+  for (const auto& [domain, version] : model.opsets) {
+    auto* op = proto->add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  if (!model.producer_name.empty()) proto->set_producer_name(model.producer_name);
+  if (!model.producer_version.empty()) proto->set_producer_version(model.producer_version);
+  if (!model.domain.empty()) proto->set_domain(model.domain);
+  if (!model.doc.empty()) proto->set_doc_string(model.doc);
+  if (model.model_version) proto->set_model_version(model.model_version);
+  for (const auto& [k, v] : model.metadata) {
+    auto* kv = proto->add_metadata_props();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
+  for (const auto& f : model.functions) {
+    auto* fp = proto->add_functions();
+    fp->set_name(f.name);
+    fp->set_domain(f.domain);
+    if (!f.doc.empty()) fp->set_doc_string(f.doc);
+    for (const auto& s : f.inputs) fp->add_input(s);
+    for (const auto& s : f.outputs) fp->add_output(s);
+    for (const auto& s : f.attributes) fp->add_attribute(s);
+    for (const auto& [domain, version] : f.opsets) {
+      auto* op = fp->add_opset_import();
+      op->set_domain(domain);
+      op->set_version(version);
+    }
+    for (const auto& n : f.body->nodes()) NodeToProto(*n, fp->add_node());
+    // attribute_proto (field 11) is newer than libonnx 1.12's protos: write it as an unknown field.
+    for (const auto& a : f.attribute_defaults) {
+      onnx::AttributeProto ap;
+      AttributeToProto(a, &ap);
+      fp->GetReflection()->MutableUnknownFields(fp)->AddLengthDelimited(11, ap.SerializeAsString());
+    }
+  }
+  GraphToProto(*model.graph, proto->mutable_graph());
+}
+
+std::string ExportModelBytes(const Model& model) {
+  onnx::ModelProto proto;
+  ExportModelProto(model, &proto);
+  std::string out;
+  if (!proto.SerializeToString(&out)) throw InternalError(model.Describe() + ": failed to serialize the model");
+  return out;
+}
+
+void ExportModelToFile(const Model& model, const std::string& path) {
+  std::string bytes = ExportModelBytes(model);
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    throw InvalidArgumentError("cannot write model to '" + path + "'");
+  }
+}
+
+}  // namespace ferry::ir

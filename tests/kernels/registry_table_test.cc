@@ -1,0 +1,124 @@
+// Validates the ref backend's kernel table against Ferry's schemas (STYLE.md practice 3): every KernelDef names
+// a known op, its opset range starts and ends on schema version boundaries, ranges of one op never overlap, no
+// schema version between an op's first and last supported version is skipped, and every type variable it
+// constrains exists in the schema.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "backends/backend.h"
+#include "schemas/schema.h"
+
+namespace ferry {
+namespace {
+
+using schemas::SchemaRegistry;
+
+const KernelRegistry& RefKernels() { return FindBackend("ref")->kernels(); }
+
+std::string Id(const KernelDef& d) {
+  return d.name + " [" + std::to_string(d.since) + "," + (d.until == kOpsetOpen ? "-" : std::to_string(d.until)) + "]";
+}
+
+TEST(RegistryTable, EveryKernelNamesAKnownOpVersion) {
+  for (const auto& d : RefKernels().defs()) {
+    auto versions = SchemaRegistry::Get().Versions(d.domain, d.op);
+    ASSERT_FALSE(versions.empty()) << Id(d) << ": no schema for this op";
+    EXPECT_LE(d.since, d.until) << Id(d);
+    EXPECT_TRUE(d.create) << Id(d) << ": no factory";
+    bool starts_on_version = std::any_of(versions.begin(), versions.end(),
+                                         [&](const auto* s) { return s->since_version == d.since; });
+    EXPECT_TRUE(starts_on_version) << Id(d) << ": since is not the first opset of a schema version";
+    if (d.until != kOpsetOpen) {
+      bool ends_before_version = std::any_of(versions.begin(), versions.end(),
+                                             [&](const auto* s) { return s->since_version == d.until + 1; });
+      EXPECT_TRUE(ends_before_version) << Id(d) << ": until is not the opset just before a later schema version";
+    }
+  }
+}
+
+TEST(RegistryTable, TypeVariablesExistInTheSchema) {
+  // A def may span several schema versions with the union of their types; each type variable it constrains
+  // must exist in at least one version inside its range.
+  for (const auto& d : RefKernels().defs()) {
+    for (const auto& c : d.types) {
+      bool found = false;
+      for (const auto* s : SchemaRegistry::Get().Versions(d.domain, d.op)) {
+        bool in_range = s->since_version >= d.since && s->since_version <= d.until;
+        found = found || (in_range && s->FindTypeConstraint(c.var) != nullptr);
+      }
+      EXPECT_TRUE(found) << Id(d) << ": type variable '" << c.var << "' is in no schema version of " << d.op
+                         << " inside the kernel's range";
+      EXPECT_FALSE(c.types.empty()) << Id(d) << ": empty dtype list for " << c.var;
+    }
+  }
+}
+
+TEST(RegistryTable, RangesOfOneOpDoNotOverlapUnlessPredicated) {
+  std::map<std::pair<std::string, std::string>, std::vector<const KernelDef*>> by_op;
+  for (const auto& d : RefKernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
+  for (auto& [key, defs] : by_op) {
+    for (size_t i = 0; i < defs.size(); ++i) {
+      for (size_t j = i + 1; j < defs.size(); ++j) {
+        const KernelDef& a = *defs[i];
+        const KernelDef& b = *defs[j];
+        bool overlap = a.since <= b.until && b.since <= a.until;
+        if (!overlap) continue;
+        // Two kernels may share an opset range only when they split it by dtype or by predicate.
+        bool split = a.predicate || b.predicate;
+        for (const auto& ca : a.types) {
+          for (const auto& cb : b.types) {
+            if (ca.var != cb.var) continue;
+            bool disjoint = std::none_of(ca.types.begin(), ca.types.end(), [&](DataType t) {
+              return std::find(cb.types.begin(), cb.types.end(), t) != cb.types.end();
+            });
+            split = split || disjoint;
+          }
+        }
+        EXPECT_TRUE(split) << Id(a) << " and " << Id(b) << " overlap";
+      }
+    }
+  }
+}
+
+TEST(RegistryTable, NoSkippedSchemaVersions) {
+  std::map<std::pair<std::string, std::string>, std::vector<const KernelDef*>> by_op;
+  for (const auto& d : RefKernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
+  for (auto& [key, defs] : by_op) {
+    int first = INT32_MAX;
+    for (const auto* d : defs) first = std::min(first, d->since);
+    for (const auto* s : SchemaRegistry::Get().Versions(key.first, key.second)) {
+      if (s->since_version < first || s->deprecated) continue;
+      bool covered = std::any_of(defs.begin(), defs.end(),
+                                 [&](const auto* d) { return d->since <= s->since_version && s->since_version <= d->until; });
+      EXPECT_TRUE(covered) << key.second << "-" << s->since_version << " (domain '" << key.first
+                           << "') is skipped by the ref kernels";
+    }
+  }
+}
+
+TEST(RegistryTable, QueryReportsLayers) {
+  // A registry query for an op no schema knows is a graph-layer failure.
+  ir::Graph g;
+  ir::Value* x = g.AddValue("x");
+  ir::Node* n = g.AddNode("n", "NoSuchOp", "", {x}, {g.AddValue("y")});
+  n->set_opset(17);
+  auto r = RefKernels().Query(*n, {DataType::kFloat});
+  EXPECT_FALSE(r.supported());
+  EXPECT_EQ(r.layer, FailureLayer::kGraph);
+  // A known op at an opset newer than Ferry knows is a graph-layer failure too.
+  ir::Node* relu = g.AddNode("r", "Relu", "", {x}, {g.AddValue("z")});
+  relu->set_opset(SchemaRegistry::Get().MaxOpset("") + 1);
+  EXPECT_EQ(RefKernels().Query(*relu, {DataType::kFloat}).layer, FailureLayer::kGraph);
+  relu->set_opset(14);
+  EXPECT_TRUE(RefKernels().Query(*relu, {DataType::kFloat}).supported());
+  // A dtype outside the kernel's constraint is a kernel-layer failure naming the type.
+  auto bad = RefKernels().Query(*relu, {DataType::kString});
+  EXPECT_FALSE(bad.supported());
+  EXPECT_EQ(bad.layer, FailureLayer::kKernel);
+  EXPECT_NE(bad.reason.find("string"), std::string::npos) << bad.reason;
+}
+
+}  // namespace
+}  // namespace ferry
