@@ -65,6 +65,12 @@ TEST(BadInput, GarbageBytes) {
   ExpectStillUsable();
 }
 
+TEST(BadInput, MissingFile) {
+  ExpectError([] { Session::Create("/nonexistent/dir/model.onnx"); }, ErrorCategory::kInvalidArgument,
+              {"/nonexistent/dir/model.onnx", "no such file"});
+  ExpectStillUsable();
+}
+
 TEST(BadInput, GarbageFileNamesThePath) {
   fs::path dir = fs::temp_directory_path() / "ferry_bad_input_file";
   fs::create_directories(dir);

@@ -70,7 +70,8 @@ class AffineGrid : public OpKernel {
           const T* m = th + b * r * (r + 1);
           for (int64_t row = 0; row < r; ++row) {
             double v = 0;
-            for (int64_t col = 0; col <= r; ++col) v += static_cast<double>(static_cast<Acc<T>>(m[row * (r + 1) + col])) * coord[col];
+            for (int64_t col = 0; col <= r; ++col)
+              v += static_cast<double>(static_cast<Acc<T>>(m[row * (r + 1) + col])) * coord[col];
             out[p * r + row] = T(static_cast<Acc<T>>(v));
           }
         }

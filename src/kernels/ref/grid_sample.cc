@@ -124,47 +124,47 @@ class GridSample : public OpKernel {
         T* yd = y.data<T>();
         ParallelFor(ctx.threads(), n_batch * out_spatial, std::max<int64_t>(1, 1024 / std::max<int64_t>(channels, 1)),
                     [&](int64_t begin, int64_t end) {
-          // Per spatial dim: tap offsets into the image (-1 = zero padding) and weights.
-          std::vector<std::array<int64_t, 4>> tap_off(static_cast<size_t>(r));
-          std::vector<std::array<double, 4>> tap_w(static_cast<size_t>(r));
-          std::vector<int> j(static_cast<size_t>(r));
-          const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
-          int64_t combos = 1;
-          for (int64_t i = 0; i < r; ++i) combos *= taps;
-          for (int64_t p = begin; p < end; ++p) {
-            const int64_t n = p / out_spatial, o = p % out_spatial;
-            const G* g = gd + p * r;
-            for (int64_t i = 0; i < r; ++i) {
-              ComputeTaps(static_cast<double>(static_cast<Acc<G>>(g[r - 1 - i])), dims[static_cast<size_t>(i)],
-                          strides[static_cast<size_t>(i)], tap_off[static_cast<size_t>(i)].data(),
-                          tap_w[static_cast<size_t>(i)].data());
-            }
-            for (int64_t c = 0; c < channels; ++c) {
-              const T* img = xd + (n * channels + c) * in_spatial;
-              double acc = 0;
-              std::fill(j.begin(), j.end(), 0);
-              for (int64_t k = 0; k < combos; ++k) {
-                int64_t off = 0;
-                double w = 1;
-                for (size_t i = 0; i < j.size(); ++i) {
-                  const int64_t t = tap_off[i][static_cast<size_t>(j[i])];
-                  if (t < 0) {
-                    off = -1;
-                    break;
-                  }
-                  off += t;
-                  w *= tap_w[i][static_cast<size_t>(j[i])];
-                }
-                if (off >= 0) acc += w * static_cast<double>(static_cast<Acc<T>>(img[off]));
-                for (size_t i = j.size(); i-- > 0;) {
-                  if (++j[i] < taps) break;
-                  j[i] = 0;
-                }
-              }
-              yd[(n * channels + c) * out_spatial + o] = FromGsDouble<T>(acc);
-            }
-          }
-        });
+                      // Per spatial dim: tap offsets into the image (-1 = zero padding) and weights.
+                      std::vector<std::array<int64_t, 4>> tap_off(static_cast<size_t>(r));
+                      std::vector<std::array<double, 4>> tap_w(static_cast<size_t>(r));
+                      std::vector<int> j(static_cast<size_t>(r));
+                      const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
+                      int64_t combos = 1;
+                      for (int64_t i = 0; i < r; ++i) combos *= taps;
+                      for (int64_t p = begin; p < end; ++p) {
+                        const int64_t n = p / out_spatial, o = p % out_spatial;
+                        const G* g = gd + p * r;
+                        for (int64_t i = 0; i < r; ++i) {
+                          ComputeTaps(static_cast<double>(static_cast<Acc<G>>(g[r - 1 - i])),
+                                      dims[static_cast<size_t>(i)], strides[static_cast<size_t>(i)],
+                                      tap_off[static_cast<size_t>(i)].data(), tap_w[static_cast<size_t>(i)].data());
+                        }
+                        for (int64_t c = 0; c < channels; ++c) {
+                          const T* img = xd + (n * channels + c) * in_spatial;
+                          double acc = 0;
+                          std::fill(j.begin(), j.end(), 0);
+                          for (int64_t k = 0; k < combos; ++k) {
+                            int64_t off = 0;
+                            double w = 1;
+                            for (size_t i = 0; i < j.size(); ++i) {
+                              const int64_t t = tap_off[i][static_cast<size_t>(j[i])];
+                              if (t < 0) {
+                                off = -1;
+                                break;
+                              }
+                              off += t;
+                              w *= tap_w[i][static_cast<size_t>(j[i])];
+                            }
+                            if (off >= 0) acc += w * static_cast<double>(static_cast<Acc<T>>(img[off]));
+                            for (size_t i = j.size(); i-- > 0;) {
+                              if (++j[i] < taps) break;
+                              j[i] = 0;
+                            }
+                          }
+                          yd[(n * channels + c) * out_spatial + o] = FromGsDouble<T>(acc);
+                        }
+                      }
+                    });
       });
     });
   }
@@ -223,9 +223,15 @@ class GridSample : public OpKernel {
 void RegisterGridSampleKernels(KernelRegistry& r) {
   const auto t1 = dtypes::Numeric();
   const std::vector<DataType> t2 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
-  r.Add({.op = "GridSample", .since = 16, .until = 19, .types = {{"T1", t1}, {"T2", t2}},
+  r.Add({.op = "GridSample",
+         .since = 16,
+         .until = 19,
+         .types = {{"T1", t1}, {"T2", t2}},
          .create = MakeKernel<GridSample>});
-  r.Add({.op = "GridSample", .since = 20, .until = 21, .types = {{"T1", t1}, {"T2", t2}},
+  r.Add({.op = "GridSample",
+         .since = 20,
+         .until = 21,
+         .types = {{"T1", t1}, {"T2", t2}},
          .create = MakeKernel<GridSample>});
   r.Add({.op = "GridSample",
          .since = 22,

@@ -59,10 +59,9 @@ class NonMaxSuppression : public OpKernel {
                                  ShapeToString(boxes.shape()));
     }
     if (scores.rank() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1)) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'scores' must have shape [" +
-                                 std::to_string(boxes.dim(0)) + ", classes, " + std::to_string(boxes.dim(1)) +
-                                 "] to match boxes " + ShapeToString(boxes.shape()) + ", got " +
-                                 ShapeToString(scores.shape()));
+      throw InvalidArgumentError(ctx.Describe() + ": input 'scores' must have shape [" + std::to_string(boxes.dim(0)) +
+                                 ", classes, " + std::to_string(boxes.dim(1)) + "] to match boxes " +
+                                 ShapeToString(boxes.shape()) + ", got " + ShapeToString(scores.shape()));
     }
     int64_t max_per_class = 0;
     if (const Tensor* t = ctx.input(2); t && t->size() > 0) {

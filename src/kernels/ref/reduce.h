@@ -38,10 +38,10 @@ std::vector<bool> ReduceAxesMask(std::span<const int64_t> axes, int64_t rank, co
 Shape ReducedShape(const Shape& in, const std::vector<bool>& mask, bool keepdims);
 
 struct ReducePlan {
-  int64_t out_count = 0;     // number of outputs
-  int64_t reduce_count = 0;  // elements folded into each output (0 for an empty reduction)
-  bool inner_reduced = true; // innermost contiguous run is reduced (else kept)
-  int64_t inner = 1;         // length of the innermost contiguous run
+  int64_t out_count = 0;      // number of outputs
+  int64_t reduce_count = 0;   // elements folded into each output (0 for an empty reduction)
+  bool inner_reduced = true;  // innermost contiguous run is reduced (else kept)
+  int64_t inner = 1;          // length of the innermost contiguous run
   // Outer dims (outermost first) without the innermost run: sizes and element strides in the input.
   std::vector<int64_t> kept_dims, kept_strides;
   std::vector<int64_t> red_dims, red_strides;

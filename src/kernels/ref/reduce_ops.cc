@@ -231,16 +231,36 @@ class Reduce : public OpKernel {
     Tensor& y = ctx.Output(0, x.dtype(), ReducedShape(x.shape(), mask, keepdims_));
     ReducePlan plan = MakeReducePlan(x.shape(), mask);
     switch (kind_) {
-      case ReduceKind::kSum: RunTyped<SumOp>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kMean: RunTyped<MeanOp>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kProd: RunTyped<ProdOp>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kMax: RunTyped<MaxOp>(MinMaxTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kMin: RunTyped<MinOp>(MinMaxTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kL1: RunTyped<L1Op>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kL2: RunTyped<L2Op>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kLogSum: RunTyped<LogSumOp>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kLogSumExp: RunTyped<LogSumExpOp>(NumericTypes{}, plan, x, y, ctx); break;
-      case ReduceKind::kSumSquare: RunTyped<SumSquareOp>(NumericTypes{}, plan, x, y, ctx); break;
+      case ReduceKind::kSum:
+        RunTyped<SumOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kMean:
+        RunTyped<MeanOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kProd:
+        RunTyped<ProdOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kMax:
+        RunTyped<MaxOp>(MinMaxTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kMin:
+        RunTyped<MinOp>(MinMaxTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kL1:
+        RunTyped<L1Op>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kL2:
+        RunTyped<L2Op>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kLogSum:
+        RunTyped<LogSumOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kLogSumExp:
+        RunTyped<LogSumExpOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
+      case ReduceKind::kSumSquare:
+        RunTyped<SumSquareOp>(NumericTypes{}, plan, x, y, ctx);
+        break;
     }
   }
 
@@ -266,8 +286,8 @@ struct ReduceOpInfo {
 
 std::vector<DataType> ReduceTypes(const ReduceOpInfo& op, int since) {
   // numeric_types_for_math_reduction: 32/64-bit ints, float16/float/double; bfloat16 from 13.
-  std::vector<DataType> t = {DataType::kUint32, DataType::kUint64, DataType::kInt32, DataType::kInt64,
-                             DataType::kFloat16, DataType::kFloat, DataType::kDouble};
+  std::vector<DataType> t = {DataType::kUint32,  DataType::kUint64, DataType::kInt32, DataType::kInt64,
+                             DataType::kFloat16, DataType::kFloat,  DataType::kDouble};
   if (since >= 13) t.push_back(DataType::kBFloat16);
   if (op.min_max && since >= 12) {
     t.push_back(DataType::kUint8);

@@ -125,6 +125,10 @@ void RegisterTensorScatterKernels(KernelRegistry& r);
 // --- losses, signal, strings, ML and training ---
 void RegisterNegativeLogLikelihoodLossKernels(KernelRegistry& r);
 void RegisterSoftmaxCrossEntropyLossKernels(KernelRegistry& r);
+void RegisterStringNormalizerKernels(KernelRegistry& r);
+void RegisterStringConcatKernels(KernelRegistry& r);
+void RegisterStringSplitKernels(KernelRegistry& r);
+void RegisterRegexFullMatchKernels(KernelRegistry& r);
 
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
@@ -241,6 +245,10 @@ void RegisterRefKernels(KernelRegistry& r) {
   // --- losses, signal, strings, ML and training ---
   RegisterNegativeLogLikelihoodLossKernels(r);
   RegisterSoftmaxCrossEntropyLossKernels(r);
+  RegisterStringNormalizerKernels(r);
+  RegisterStringConcatKernels(r);
+  RegisterStringSplitKernels(r);
+  RegisterRegexFullMatchKernels(r);
 }
 
 }  // namespace ferry::ref

@@ -26,7 +26,8 @@ std::vector<double> ReadDoubles(const Tensor& t, const std::string& what) {
   std::vector<double> out(static_cast<size_t>(t.size()));
   Dispatch(FloatTypes{}, t.dtype(), what, [&](auto tag) {
     using T = decltype(tag);
-    for (int64_t i = 0; i < t.size(); ++i) out[static_cast<size_t>(i)] = static_cast<double>(static_cast<Acc<T>>(t.data<T>()[i]));
+    for (int64_t i = 0; i < t.size(); ++i)
+      out[static_cast<size_t>(i)] = static_cast<double>(static_cast<Acc<T>>(t.data<T>()[i]));
   });
   return out;
 }
@@ -181,7 +182,11 @@ void RegisterResizeKernels(KernelRegistry& r) {
   // Nearest copies any element type; linear/cubic need numeric input (the kernel reports otherwise).
   const auto t1 = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString});
   const std::vector<DataType> t2 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
-  r.Add({.op = "Resize", .since = 10, .until = 10, .types = {{"T", t1}}, .create = MakeKernel<Resize>,
+  r.Add({.op = "Resize",
+         .since = 10,
+         .until = 10,
+         .types = {{"T", t1}},
+         .create = MakeKernel<Resize>,
          .host_inputs = {1}});
   const int versions[] = {11, 13, 18, 19};
   for (int i = 0; i < 4; ++i) {

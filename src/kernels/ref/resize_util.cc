@@ -26,9 +26,12 @@ bool ParseResizeMode(const std::string& s, ResizeParams::Mode* out) {
 bool ParseResizeCoord(const std::string& s, ResizeParams::Coord* out) {
   using C = ResizeParams::Coord;
   static const std::pair<const char*, C> kNames[] = {
-      {"half_pixel", C::kHalfPixel},           {"half_pixel_symmetric", C::kHalfPixelSymmetric},
-      {"pytorch_half_pixel", C::kPytorchHalfPixel}, {"align_corners", C::kAlignCorners},
-      {"asymmetric", C::kAsymmetric},          {"tf_half_pixel_for_nn", C::kTfHalfPixelForNN},
+      {"half_pixel", C::kHalfPixel},
+      {"half_pixel_symmetric", C::kHalfPixelSymmetric},
+      {"pytorch_half_pixel", C::kPytorchHalfPixel},
+      {"align_corners", C::kAlignCorners},
+      {"asymmetric", C::kAsymmetric},
+      {"tf_half_pixel_for_nn", C::kTfHalfPixelForNN},
       {"tf_crop_and_resize", C::kTfCropAndResize},
   };
   for (const auto& [name, c] : kNames) {
@@ -61,15 +64,15 @@ namespace {
 // The taps of one axis: for output coordinate i, taps [i*taps, (i+1)*taps) of offset/weight.
 struct AxisTaps {
   int64_t taps = 1;
-  std::vector<int64_t> offset;   // input index (clamped) times the axis stride
+  std::vector<int64_t> offset;  // input index (clamped) times the axis stride
   std::vector<double> weight;
   std::vector<uint8_t> outside;  // tf_crop_and_resize: the sample lies outside the input
   bool any_outside = false;
 };
 
 // Maps output coordinate x of an axis (in -> out, scale) to the input coordinate.
-double SourceCoord(double x, int64_t in, int64_t out, double scale, double roi0, double roi1,
-                   ResizeParams::Coord coord, bool* outside) {
+double SourceCoord(double x, int64_t in, int64_t out, double scale, double roi0, double roi1, ResizeParams::Coord coord,
+                   bool* outside) {
   using C = ResizeParams::Coord;
   const double in_d = static_cast<double>(in);
   const double out_w = scale * in_d;  // the unrounded output length, as the ONNX reference uses it
@@ -149,11 +152,21 @@ AxisTaps ComputeAxisTaps(int64_t in, int64_t out, double scale, double roi0, dou
       bool up = true;  // pick base + 1 (for an integral coordinate that is the coordinate itself)
       if (!integral) {
         switch (p.nearest) {
-          case N::kRoundPreferFloor: up = ratio > 0.5; break;
-          case N::kRoundPreferCeil: up = ratio >= 0.5; break;
-          case N::kFloor: up = false; break;
-          case N::kCeil: up = true; break;
-          case N::kSimple: up = scale < 1; break;
+          case N::kRoundPreferFloor:
+            up = ratio > 0.5;
+            break;
+          case N::kRoundPreferCeil:
+            up = ratio >= 0.5;
+            break;
+          case N::kFloor:
+            up = false;
+            break;
+          case N::kCeil:
+            up = true;
+            break;
+          case N::kSimple:
+            up = scale < 1;
+            break;
         }
       }
       nearest = up ? base + 1 : base;

@@ -46,7 +46,6 @@ bool ParseNearestMode(const std::string& s, ResizeParams::NearestMode* out);
 // coordinate transform (output/input size when sizes were given); `roi_start`/`roi_end` are per axis (only read
 // for tf_crop_and_resize). Linear and cubic need a numeric x; nearest copies any element type.
 void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales, const std::vector<double>& roi_start,
-                  const std::vector<double>& roi_end, const ResizeParams& params, int threads,
-                  const std::string& what);
+                  const std::vector<double>& roi_end, const ResizeParams& params, int threads, const std::string& what);
 
 }  // namespace ferry::ref

@@ -44,7 +44,8 @@ class RoiAlign : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const Tensor& rois = ctx.required_input(1);
     const Tensor& batch = ctx.required_input(2);
-    if (x.rank() != 4) throw InvalidArgumentError(what + ": input 'X' must be 4-D NCHW, got " + ShapeToString(x.shape()));
+    if (x.rank() != 4)
+      throw InvalidArgumentError(what + ": input 'X' must be 4-D NCHW, got " + ShapeToString(x.shape()));
     if (rois.rank() != 2 || rois.dim(1) != 4) {
       throw InvalidArgumentError(what + ": input 'rois' must have shape [num_rois, 4], got " +
                                  ShapeToString(rois.shape()));
@@ -79,7 +80,9 @@ class RoiAlign : public OpKernel {
         std::vector<Sample> samples;
         for (int64_t r = begin; r < end; ++r) {
           const double offset = half_pixel_ ? 0.5 : 0.0;
-          auto roi = [&](int i) { return static_cast<double>(static_cast<Acc<T>>(rd[r * 4 + i])) * spatial_scale_ - offset; };
+          auto roi = [&](int i) {
+            return static_cast<double>(static_cast<Acc<T>>(rd[r * 4 + i])) * spatial_scale_ - offset;
+          };
           const double start_w = roi(0), start_h = roi(1), end_w = roi(2), end_h = roi(3);
           double roi_w = end_w - start_w, roi_h = end_h - start_h;
           if (!half_pixel_) {  // force malformed rois to 1x1
@@ -180,10 +183,10 @@ class RoiAlign : public OpKernel {
 void RegisterRoiAlignKernels(KernelRegistry& r) {
   const std::vector<DataType> t1 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
   const std::vector<DataType> t2 = {DataType::kInt64};
-  r.Add({.op = "RoiAlign", .since = 10, .until = 15, .types = {{"T1", t1}, {"T2", t2}},
-         .create = MakeKernel<RoiAlign>});
-  r.Add({.op = "RoiAlign", .since = 16, .until = 21, .types = {{"T1", t1}, {"T2", t2}},
-         .create = MakeKernel<RoiAlign>});
+  r.Add(
+      {.op = "RoiAlign", .since = 10, .until = 15, .types = {{"T1", t1}, {"T2", t2}}, .create = MakeKernel<RoiAlign>});
+  r.Add(
+      {.op = "RoiAlign", .since = 16, .until = 21, .types = {{"T1", t1}, {"T2", t2}}, .create = MakeKernel<RoiAlign>});
   r.Add({.op = "RoiAlign",
          .since = 22,
          .types = {{"T1", dtypes::Concat(t1, {DataType::kBFloat16})}, {"T2", t2}},

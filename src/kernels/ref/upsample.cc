@@ -72,11 +72,16 @@ void RegisterUpsampleKernels(KernelRegistry& r) {
   r.Add({.op = "Upsample",
          .since = 1,
          .until = 6,
-         .types = {{"T", {DataType::kBool, DataType::kInt32, DataType::kInt64, DataType::kFloat16, DataType::kFloat,
-                          DataType::kDouble}}},
+         .types = {{"T",
+                    {DataType::kBool, DataType::kInt32, DataType::kInt64, DataType::kFloat16, DataType::kFloat,
+                     DataType::kDouble}}},
          .create = MakeKernel<Upsample>});
   r.Add({.op = "Upsample", .since = 7, .until = 8, .types = {{"T", all}}, .create = MakeKernel<Upsample>});
-  r.Add({.op = "Upsample", .since = 9, .until = 9, .types = {{"T", all}}, .create = MakeKernel<Upsample>,
+  r.Add({.op = "Upsample",
+         .since = 9,
+         .until = 9,
+         .types = {{"T", all}},
+         .create = MakeKernel<Upsample>,
          .host_inputs = {1}});
   r.Add({.op = "Upsample", .since = 10, .types = {{"T", all}}, .create = MakeKernel<Upsample>, .host_inputs = {1}});
 }
