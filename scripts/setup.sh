@@ -10,8 +10,12 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # libraries
   libfmt-dev nlohmann-json3-dev libcli11-dev
+  # graph layout for the `ferry check --html` report (libgvc; graphviz registers the layout plugins)
+  libgraphviz-dev graphviz
   # tests
   libgtest-dev libgmock-dev libonnx-testdata
+  # the HTML report is rendered in headless Chromium (tests/e2e/check_html_test.sh)
+  chromium
   # test models: exported from PyTorch with /usr/bin/python3
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )

@@ -11,5 +11,9 @@ using Command = std::function<int()>;
 
 // Adds `ferry run` to `app`; the returned command runs it after parsing.
 Command AddRunCommand(CLI::App& app);
+// Adds `ferry ops`: the operator support matrix (text, --json, or --md for docs/ops.md).
+Command AddOpsCommand(CLI::App& app);
+// Adds `ferry check`: will this model run on these backends and this hardware, node by node (exit 3: a gate failed).
+Command AddCheckCommand(CLI::App& app);
 
 }  // namespace ferry::cli

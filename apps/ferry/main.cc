@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ferry 0.1.0");
   std::vector<std::pair<CLI::App*, ferry::cli::Command>> commands;
   ferry::cli::Command run = ferry::cli::AddRunCommand(app);
+  ferry::cli::Command ops = ferry::cli::AddOpsCommand(app);
+  ferry::cli::Command check = ferry::cli::AddCheckCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,6 +20,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("ops")) return ops();
+    if (app.got_subcommand("check")) return check();
   } catch (const ferry::Error& e) {
     std::cerr << "ferry: error [" << ferry::ErrorCategoryName(e.category()) << "]: " << e.what() << "\n";
     return 1;

@@ -27,6 +27,7 @@ struct RunArgs {
   bool json = false;
   std::string backends = "ref";
   int threads = 0;
+  std::string isa;
 };
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -50,6 +51,7 @@ int Run(const RunArgs& a) {
   SessionOptions options;
   options.backends = Split(a.backends, ',');
   options.threads = a.threads;
+  options.isa = a.isa;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -172,6 +174,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
+  cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   return [args] { return Run(*args); };
 }
 

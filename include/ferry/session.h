@@ -19,6 +19,9 @@ struct SessionOptions {
   std::vector<std::string> backends = {"ref"};
   // Intra-op threads per run (0 = all hardware threads).
   int threads = 0;
+  // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
+  // FERRY_ISA). Kernels needing a missing extension are not placed.
+  std::string isa;
   // Graph optimization level 0-3. Placeholder until the optimizer lands: only 0 is honoured.
   int optimization_level = 0;
 };

@@ -21,6 +21,12 @@ class Backend {
 
 // The backend called `name`, or nullptr if Ferry has none by that name.
 const Backend* FindBackend(std::string_view name);
+// Names of every backend: the built-in ones first, then registered ones in registration order.
 std::vector<std::string> BackendNames();
+
+// Adds a backend for the rest of the process (test backends today, plugins later); FindBackend finds it from
+// then on and pointers to it stay valid. Thread-safe. Throws InvalidArgumentError when `backend` is null or a
+// backend of the same name exists.
+void RegisterBackend(std::unique_ptr<Backend> backend);
 
 }  // namespace ferry

@@ -1,33 +1,59 @@
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 
 #include "backends/backend.h"
 #include "backends/ref/ref_backend.h"
+#include "ferry/error.h"
 
 namespace ferry {
 namespace {
 
-const std::vector<std::unique_ptr<Backend>>& AllBackends() {
-  static const auto* backends = [] {
-    auto* v = new std::vector<std::unique_ptr<Backend>>();
-    v->push_back(std::make_unique<RefBackend>());
-    return v;
+// Every backend of the process. Backends are never removed, so the pointers handed out stay valid; the lock
+// guards the list itself against RegisterBackend running concurrently with lookups.
+struct BackendList {
+  std::shared_mutex mu;
+  std::vector<std::unique_ptr<Backend>> backends;
+};
+
+BackendList& AllBackends() {
+  static auto* list = [] {
+    auto* l = new BackendList();
+    l->backends.push_back(std::make_unique<RefBackend>());
+    return l;
   }();
-  return *backends;
+  return *list;
 }
 
 }  // namespace
 
 const Backend* FindBackend(std::string_view name) {
-  for (const auto& b : AllBackends()) {
+  BackendList& list = AllBackends();
+  std::shared_lock lock(list.mu);
+  for (const auto& b : list.backends) {
     if (b->name() == name) return b.get();
   }
   return nullptr;
 }
 
 std::vector<std::string> BackendNames() {
+  BackendList& list = AllBackends();
+  std::shared_lock lock(list.mu);
   std::vector<std::string> names;
-  for (const auto& b : AllBackends()) names.push_back(b->name());
+  for (const auto& b : list.backends) names.push_back(b->name());
   return names;
+}
+
+void RegisterBackend(std::unique_ptr<Backend> backend) {
+  if (!backend) throw InvalidArgumentError("RegisterBackend: the backend is null");
+  BackendList& list = AllBackends();
+  std::unique_lock lock(list.mu);
+  for (const auto& b : list.backends) {
+    if (b->name() == backend->name()) {
+      throw InvalidArgumentError("RegisterBackend: a backend named '" + backend->name() + "' already exists");
+    }
+  }
+  list.backends.push_back(std::move(backend));
 }
 
 }  // namespace ferry

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -19,12 +20,34 @@ namespace ferry::ir {
 // Highest ONNX IR version Ferry reads.
 inline constexpr int64_t kMaxIrVersion = 13;
 
+struct ImportOptions {
+  // false: initializers with more than `small_initializer_elements` elements (the weights) are not copied and
+  // external data is not read for them. Such a value keeps its type (dtype and static shape from the
+  // TensorProto's dims) but has no data, so it is a plain typed value in the IR (is_initializer() is false):
+  // enough for type inference and placement (`ferry check`), not for execution. Small initializers (shape
+  // tensors, axes, scales: what shape inference reads) are still loaded.
+  bool load_initializer_data = true;
+  int64_t small_initializer_elements = 1024;
+};
+
+// What an import did with the initializers of the main graph (subgraphs not counted).
+struct ImportStats {
+  int64_t initializers = 0;           // dense and sparse, loaded or not
+  int64_t initializers_skipped = 0;   // typed but not loaded (load_initializer_data = false)
+  int64_t bytes_skipped = 0;          // their data size
+  std::vector<std::string> skipped_names;
+};
+
 std::unique_ptr<Model> ImportModelFromFile(const std::string& path);
+std::unique_ptr<Model> ImportModelFromFile(const std::string& path, const ImportOptions& options,
+                                           ImportStats* stats = nullptr);
 // `base_dir` is where external data lives (empty: external data is refused); `name` is used in errors.
 std::unique_ptr<Model> ImportModelFromBytes(std::span<const uint8_t> bytes, const std::string& base_dir = "",
-                                            const std::string& name = "");
+                                            const std::string& name = "", const ImportOptions& options = {},
+                                            ImportStats* stats = nullptr);
 std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std::string& path,
-                                        const std::string& base_dir);
+                                        const std::string& base_dir, const ImportOptions& options = {},
+                                        ImportStats* stats = nullptr);
 
 TypeInfo TypeFromProto(const onnx::TypeProto& proto);
 

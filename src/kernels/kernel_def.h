@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/isa.h"
 #include "ferry/dtype.h"
 #include "ir/graph.h"
 #include "kernels/kernel.h"
@@ -33,10 +34,18 @@ struct KernelDef {
   int until = kOpsetOpen;  // last opset version (inclusive) this kernel implements
   std::vector<TypeConstraintDef> types;
   KernelFactory create;
-  KernelPredicate predicate;         // optional
+  KernelPredicate predicate;         // optional: attribute constraints
+  // Optional: constraints on static input shapes (read from node.input(i)->type().shape, which shape inference
+  // and `--shape` fill in). Only judged when every dim it needs is static; return "" when a dim is unknown.
+  KernelPredicate shape_predicate;
   std::vector<int> host_inputs;      // inputs that must live in host memory (shape tensors, axes)
+  IsaSet isa;                        // CPU extensions the kernel executes (hardware layer when missing)
+  int min_compute_capability = 0;    // GPU kernels: e.g. 80 for sm_80 (hardware layer when below)
   std::string name;                  // e.g. "ref.Relu"; filled by the registry when empty
   std::string backend;               // filled by the registry
+  // Optional one-line description of what `predicate` / `shape_predicate` reject, for `ferry ops` and
+  // docs/ops.md ("mode=cubic with tf_crop_and_resize not implemented"); "(predicate)" is shown when empty.
+  std::string constraints;
 };
 
 template <typename K>

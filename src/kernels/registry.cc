@@ -60,7 +60,8 @@ std::string CheckTypes(const KernelDef& def, const schemas::OpSchema* schema, co
 
 }  // namespace
 
-SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<DataType>& input_types) const {
+SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<DataType>& input_types,
+                                    const Target& target) const {
   SupportResult result;
   std::string_view domain = schemas::CanonicalDomain(node.domain());
   const auto& registry = schemas::SchemaRegistry::Get();
@@ -101,18 +102,39 @@ SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<Data
     }
     return result;
   }
-  std::string last_reason;
+  std::string last_reason, hardware_reason;
   bool opset_matched = false;
   for (const KernelDef* def : same_op) {
     if (node.opset() < def->since || node.opset() > def->until) continue;
     opset_matched = true;
     std::string why = CheckTypes(*def, schema, node, input_types);
     if (why.empty() && def->predicate) why = def->predicate(node);
-    if (why.empty()) {
-      result.kernel = def;
-      return result;
+    if (why.empty() && def->shape_predicate) why = def->shape_predicate(node);
+    if (!why.empty()) {
+      last_reason = std::move(why);
+      continue;
     }
-    last_reason = std::move(why);
+    // The kernel fits the node; can this hardware run it?
+    if (!target.isa.contains(def->isa)) {
+      hardware_reason = "kernel " + def->name + " needs " + (def->isa - target.isa).ToString() +
+                        ", which this CPU (or --isa " + target.isa.ToString() + ") lacks";
+      continue;
+    }
+    if (def->min_compute_capability > target.compute_capability) {
+      hardware_reason = "kernel " + def->name + " needs compute capability " +
+                        std::to_string(def->min_compute_capability / 10) + "." +
+                        std::to_string(def->min_compute_capability % 10) + ", the device has " +
+                        std::to_string(target.compute_capability / 10) + "." +
+                        std::to_string(target.compute_capability % 10);
+      continue;
+    }
+    result.kernel = def;
+    return result;
+  }
+  if (!hardware_reason.empty()) {
+    result.layer = FailureLayer::kHardware;
+    result.reason = hardware_reason;
+    return result;
   }
   result.layer = FailureLayer::kKernel;
   if (!opset_matched) {

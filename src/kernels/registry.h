@@ -13,6 +13,13 @@ namespace ferry {
 enum class FailureLayer { kNone, kGraph, kKernel, kHardware };
 const char* FailureLayerName(FailureLayer layer);
 
+// The hardware a query is judged against: the CPU extensions Ferry may use (the host's, narrowed by --isa or
+// FERRY_ISA) and, for GPU backends, the device's compute capability (e.g. 75 for 7.5; 0 = none).
+struct Target {
+  IsaSet isa = DefaultIsa();
+  int compute_capability = 0;
+};
+
 struct SupportResult {
   const KernelDef* kernel = nullptr;  // set when supported
   FailureLayer layer = FailureLayer::kNone;
@@ -30,7 +37,8 @@ class KernelRegistry {
 
   // The one support question: can this backend run `node` (with the element types its inputs carry)?
   // `input_types` gives each input's element type (kUndefined when unknown or omitted).
-  SupportResult Query(const ir::Node& node, const std::vector<DataType>& input_types) const;
+  SupportResult Query(const ir::Node& node, const std::vector<DataType>& input_types,
+                      const Target& target = Target()) const;
 
  private:
   std::string backend_;

@@ -5,35 +5,47 @@
 namespace ferry::runtime {
 namespace {
 
-void PlaceGraph(const ir::Graph& g, const std::vector<const Backend*>& backends, Placement& out) {
+void PlaceGraph(const ir::Graph& g, const std::vector<const Backend*>& backends, const Target& target,
+                Placement& out) {
   for (const auto& n : g.nodes()) {
-    std::vector<DataType> types;
-    for (const ir::Value* v : n->inputs()) {
-      types.push_back(v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined);
-    }
+    NodeDecision d = DecideNode(*n, backends, target);
     std::string skipped;
-    SupportResult last;
-    bool placed = false;
-    for (const Backend* b : backends) {
-      SupportResult r = b->kernels().Query(*n, types);
-      if (r.supported()) {
-        out.nodes[n.get()] = {b, r.kernel, skipped.empty() ? "native on " + b->name() : "fallback: " + skipped};
-        placed = true;
-        break;
-      }
-      skipped += (skipped.empty() ? "" : "; ") + b->name() + " [" + FailureLayerName(r.layer) + "] " + r.reason;
-      last = r;
+    for (const auto& r : d.refused) {
+      skipped += (skipped.empty() ? "" : "; ") + r.backend->name() + " [" + FailureLayerName(r.layer) + "] " + r.reason;
     }
-    if (!placed) out.unplaced.push_back({n.get(), last.layer, skipped});
-    for (const ir::Graph* sub : n->subgraphs()) PlaceGraph(*sub, backends, out);
+    if (d.backend) {
+      out.nodes[n.get()] = {d.backend, d.kernel, skipped.empty() ? "native on " + d.backend->name() : "fallback: " + skipped};
+    } else {
+      out.unplaced.push_back({n.get(), d.refused.empty() ? FailureLayer::kNone : d.refused.back().layer, skipped});
+    }
+    for (const ir::Graph* sub : n->subgraphs()) PlaceGraph(*sub, backends, target, out);
   }
 }
 
 }  // namespace
 
-Placement PlaceModel(const ir::Model& model, const std::vector<const Backend*>& backends) {
+NodeDecision DecideNode(const ir::Node& node, const std::vector<const Backend*>& backends, const Target& target) {
+  std::vector<DataType> types;
+  types.reserve(node.num_inputs());
+  for (const ir::Value* v : node.inputs()) {
+    types.push_back(v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined);
+  }
+  NodeDecision d;
+  for (const Backend* b : backends) {
+    SupportResult r = b->kernels().Query(node, types, target);
+    if (r.supported()) {
+      d.backend = b;
+      d.kernel = r.kernel;
+      break;
+    }
+    d.refused.push_back({b, r.layer, std::move(r.reason)});
+  }
+  return d;
+}
+
+Placement PlaceModel(const ir::Model& model, const std::vector<const Backend*>& backends, const Target& target) {
   Placement p;
-  PlaceGraph(*model.graph, backends, p);
+  PlaceGraph(*model.graph, backends, target, p);
   return p;
 }
 

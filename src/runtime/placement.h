@@ -25,6 +25,20 @@ struct UnplacedNode {
   std::string reason;
 };
 
+// One node's decision, the single code path shared by placement and `ferry check`: the backends are asked in
+// priority order until one takes the node.
+struct BackendRefusal {
+  const Backend* backend = nullptr;
+  FailureLayer layer = FailureLayer::kNone;
+  std::string reason;
+};
+struct NodeDecision {
+  const Backend* backend = nullptr;     // nullptr when no backend takes the node
+  const KernelDef* kernel = nullptr;
+  std::vector<BackendRefusal> refused;  // the backends asked before `backend` (all of them when unplaced)
+};
+NodeDecision DecideNode(const ir::Node& node, const std::vector<const Backend*>& backends, const Target& target);
+
 struct Placement {
   std::unordered_map<const ir::Node*, NodePlacement> nodes;
   std::vector<UnplacedNode> unplaced;
@@ -32,7 +46,9 @@ struct Placement {
 
 // Places every node of `model` (including subgraph nodes) on the first backend in `backends` that supports it.
 // Never throws for unsupported nodes: they are listed in `unplaced`.
-Placement PlaceModel(const ir::Model& model, const std::vector<const Backend*>& backends);
+// `target` is the hardware kernels are judged against (ISA, compute capability).
+Placement PlaceModel(const ir::Model& model, const std::vector<const Backend*>& backends,
+                     const Target& target = Target());
 
 // Throws UnsupportedError / InvalidModelError listing every unplaced node (op, layer, reason).
 void RequireFullPlacement(const ir::Model& model, const Placement& placement);

@@ -62,7 +62,9 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   }
   ir::InlineModelFunctions(*model);
   runtime::InferTypes(*model);
-  runtime::Placement placement = runtime::PlaceModel(*model, backends);
+  Target target;
+  if (!options.isa.empty()) target.isa = target.isa & IsaSet::Parse(options.isa);
+  runtime::Placement placement = runtime::PlaceModel(*model, backends, target);
   runtime::RequireFullPlacement(*model, placement);
   impl->executor = std::make_unique<runtime::Executor>(*model, placement, impl->options.threads);
   for (const ir::Value* v : model->graph->RequiredInputs()) {

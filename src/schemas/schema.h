@@ -40,10 +40,12 @@ struct TypeConstraint {
 };
 
 struct OpSchema;
+class InferenceContext;  // schemas/shape_inference/context.h
 
-// Static shape/type inference for one node: given input types, fill output types. Unknown stays unknown.
-using InferenceFn = std::function<void(const ir::Node& node, const std::vector<const ir::TypeInfo*>& inputs,
-                                       std::vector<ir::TypeInfo>& outputs)>;
+// Static shape/type inference for one node: reads the input types (and constant or partially known input
+// values) from the context and fills the output types. Unknown stays unknown; a proven inconsistency (a
+// broadcast of 3 vs 4, MatMul inner dims that differ) calls ctx.Fail(). Set by RegisterShapeInference().
+using InferenceFn = void (*)(InferenceContext& ctx);
 
 struct OpSchema {
   std::string domain;  // "" = ai.onnx
@@ -54,7 +56,7 @@ struct OpSchema {
   std::vector<AttrSchema> attributes;
   std::vector<TypeConstraint> type_constraints;
   int min_inputs = 0, max_inputs = 0, min_outputs = 0, max_outputs = 0;  // INT_MAX for variadic
-  InferenceFn infer;  // may be empty
+  InferenceFn infer = nullptr;  // may be empty
 
   const AttrSchema* FindAttr(std::string_view attr) const;
   const TypeConstraint* FindTypeConstraint(std::string_view var) const;
@@ -76,6 +78,10 @@ class SchemaRegistry {
   int64_t MaxOpset(std::string_view domain) const;
 
   void Add(OpSchema schema);  // used by the generated and hand-written tables; replaces an equal version
+  // Sets the shape-inference function of every version of `op` in `domain` with since_version in
+  // [since_min, since_max]; throws InternalError when no version matches (a typo in a registration list).
+  void SetInference(std::string_view domain, std::string_view op, int since_min, InferenceFn fn,
+                    int since_max = INT_MAX);
   // Declares that `domain` is known up to opset `version` even where that opset introduced no schema version.
   void SetMaxOpset(std::string_view domain, int64_t version);
 

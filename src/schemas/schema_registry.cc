@@ -8,6 +8,7 @@
 #include "schemas/schema.h"
 #include "schemas/schema_builder.h"
 #include "schemas/schema_table.h"
+#include "schemas/shape_inference/shape_inference.h"
 
 namespace ferry::schemas {
 
@@ -61,6 +62,29 @@ const SchemaRegistry& SchemaRegistry::Get() {
 SchemaRegistry::SchemaRegistry() {
   RegisterGeneratedSchemas(*this);
   RegisterOpset18PlusSchemas(*this);
+  RegisterShapeInference(*this);  // after all tables: sets `infer` on the versions it covers
+}
+
+void SchemaRegistry::SetInference(std::string_view domain, std::string_view op, int since_min, InferenceFn fn,
+                                  int since_max) {
+  bool any = false;
+  auto d = index_.find(CanonicalDomain(domain));
+  if (d != index_.end()) {
+    auto o = d->second.find(op);
+    if (o != d->second.end()) {
+      for (size_t i : o->second) {
+        OpSchema& s = schemas_[i];
+        if (s.since_version < since_min || s.since_version > since_max) continue;
+        s.infer = fn;
+        any = true;
+      }
+    }
+  }
+  if (!any) {
+    throw InternalError("shape inference registration: no schema version of " + std::string(op) + " in domain '" +
+                        std::string(domain) + "' with since_version in [" + std::to_string(since_min) + ", " +
+                        std::to_string(since_max) + "]");
+  }
 }
 
 void SchemaRegistry::Add(OpSchema schema) {

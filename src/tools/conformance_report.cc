@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,16 @@ void WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InvalidArgumentError("cannot write '" + path + "'");
   out << text;
+}
+
+// Shortens a failure reason for the expected-failure list: drops the model path (it differs between machines)
+// and the "N node(s) cannot run" preamble, keeping what failed and why.
+std::string ShortReason(std::string s) {
+  static const std::regex kModelPrefix("model '[^']*': ");
+  static const std::regex kCannotRun("[0-9]+ node\\(s\\) cannot run: +");
+  s = std::regex_replace(s, kModelPrefix, "");
+  s = std::regex_replace(s, kCannotRun, "");
+  return s;
 }
 
 std::string OneLine(std::string s, size_t max = 200) {
@@ -90,7 +101,7 @@ void WriteExpectedFailures(const std::string& path, const std::vector<CaseResult
       << "# The test suite fails when a case outside this list fails or a listed case passes.\n"
       << "# Regenerate: build/bin/ferry-conformance --write-expected-failures tests/conformance/expected_failures.txt\n";
   for (const auto& r : results) {
-    if (r.status != "pass") out << r.test.id() << "  # " << OneLine(r.reason) << "\n";
+    if (r.status != "pass") out << r.test.id() << "  # " << OneLine(ShortReason(r.reason)) << "\n";
   }
   WriteText(path, out.str());
 }

@@ -47,5 +47,44 @@ expect missing_input 1 "input 'input' has no value" -- "$FERRY" run "$M"
 expect bad_shape_flag 1 "bad dimension" -- "$FERRY" run "$M" --random --shape input=1xAx3
 expect unknown_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --backend gpu
 
+# ferry ops: the support matrix from the registries.
+expect ops_relu_ranges 0 'ref: 1-5, 6-12, 13, 14\+ \(all versions up to 14\)' -- "$FERRY" ops --op Relu
+expect ops_json_parses 0 '^Relu ref 1$' -- bash -c "'$FERRY' ops --op Relu --json | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); o = j[\"ops\"][0]; print(o[\"op\"], o[\"support\"][0][\"backend\"], o[\"support\"][0][\"kernels\"][0][\"since\"])'"
+expect ops_unknown_backend 2 "unknown backend 'nope'" -- "$FERRY" ops --backend nope
+expect ops_no_match 1 'no op matches --op NoSuchOp' -- "$FERRY" ops --op NoSuchOp
+expect ops_json_md_exclusive 2 'excludes' -- "$FERRY" ops --json --md
+
+# ferry check: the report is the product (exit 0 even when not runnable); gates exit 3; unreadable model 1.
+/usr/bin/python3 -c "
+import onnx
+from onnx import helper, TensorProto as T
+nodes = [helper.make_node('Relu', ['x'], ['r'], name='relu'),
+         helper.make_node('Foo', ['r'], ['y'], name='foo', domain='com.example')]
+g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', T.FLOAT, ['N', 3])],
+                      [helper.make_tensor_value_info('y', T.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17), helper.make_opsetid('com.example', 1)])
+m.ir_version = 8
+onnx.save(m, '$TMP/custom.onnx')"
+expect check_runnable 0 'RUNNABLE: 23 native on ref' -- "$FERRY" check "$M"
+expect check_gates_pass 0 'problems: none' -- "$FERRY" check "$M" --fail-on fallback --max-fallback 0
+expect check_json_parses 0 '^nodes 23 runnable True$' -- bash -c "'$FERRY' check '$M' --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"nodes\", len(d[\"nodes\"]), \"runnable\", d[\"summary\"][\"runnable\"])'"
+expect check_unsupported_reported 0 'custom-op plugin for com.example::Foo \(opset 1\)' -- "$FERRY" check "$TMP/custom.onnx"
+expect check_fail_on_unsupported 3 'CHECK FAILED: 1 node\(s\) unsupported' -- "$FERRY" check "$TMP/custom.onnx" --fail-on unsupported
+expect check_fail_on_fallback 3 'CHECK FAILED' -- "$FERRY" check "$TMP/custom.onnx" --fail-on fallback
+expect check_max_fallback 3 'fallback ratio 50.0% of nodes exceeds --max-fallback 10%' -- \
+  "$FERRY" check "$TMP/custom.onnx" --max-fallback 10
+expect check_max_fallback_ok 0 'NOT RUNNABLE' -- "$FERRY" check "$TMP/custom.onnx" --max-fallback 50
+expect check_json_gate 3 '"exit_code": 3' -- "$FERRY" check "$TMP/custom.onnx" --json --fail-on unsupported
+expect check_shape 0 'float32\[2,3\]' -- bash -c "'$FERRY' check '$TMP/custom.onnx' --shape x=2x3 --json | grep -m1 float32"
+expect check_shape_unknown_input 2 "no input 'nope'" -- "$FERRY" check "$TMP/custom.onnx" --shape nope=2x3
+expect check_shape_wrong_rank 2 "rank 2" -- "$FERRY" check "$TMP/custom.onnx" --shape x=2x3x4
+expect check_unknown_backend 2 "unknown backend 'gpu'" -- "$FERRY" check "$M" --backends gpu
+expect check_bad_isa 2 "unknown ISA 'avx9'" -- "$FERRY" check "$M" --isa avx9
+expect check_bad_fail_on 2 'fail-on' -- "$FERRY" check "$M" --fail-on sometimes
+expect check_garbage_model 1 'InvalidModel.*garbage.onnx' -- "$FERRY" check "$TMP/garbage.onnx"
+expect check_missing_model 1 'no such file' -- "$FERRY" check "$TMP/missing.onnx"
+expect check_html 0 'HTML report written' -- "$FERRY" check "$M" --html "$TMP/check.html"
+expect check_html_file 0 '^ok$' -- bash -c "grep -q '<html' '$TMP/check.html' && echo ok"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

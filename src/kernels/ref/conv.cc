@@ -54,9 +54,11 @@ void DepthwiseConv(const T* x, const T* w, const ConvDims& d, const WindowGeomet
             const T wv = wm[i * kw + k];
             const int64_t base = k * dw - pw;
             const int64_t l = lo[static_cast<size_t>(k)], h = hi[static_cast<size_t>(k)];
+            if (l >= h) continue;
             if (sw == 1) {
-              const T* s = xrow + base;
-              for (int64_t o = l; o < h; ++o) yrow[o] += wv * s[o];
+              const T* s = xrow + l + base;  // in range: column l + base >= 0
+              T* d = yrow + l;
+              for (int64_t o = 0; o < h - l; ++o) d[o] += wv * s[o];
             } else {
               for (int64_t o = l; o < h; ++o) yrow[o] += wv * xrow[o * sw + base];
             }

@@ -142,11 +142,11 @@ void Im2Col(const T* x, int64_t channels, const WindowGeometry& g, T* col, int t
           return;
         }
         std::fill(dst, dst + lo, T{});
-        const T* s = plane + src + base;
+        const T* s = plane + src;  // output o reads s[o*stride + base], inside the plane for o in [lo, hi)
         if (stride == 1) {
-          std::copy(s + lo, s + hi, dst + lo);
+          if (hi > lo) std::copy(s + lo + base, s + hi + base, dst + lo);
         } else {
-          for (int64_t o = lo; o < hi; ++o) dst[o] = s[o * stride];
+          for (int64_t o = lo; o < hi; ++o) dst[o] = s[o * stride + base];
         }
         std::fill(dst + hi, dst + out_last, T{});
       });
@@ -171,8 +171,8 @@ void Col2ImAdd(const T* col, int64_t channels, const WindowGeometry& g, T* x, in
         detail::ForEachColSegment(row, g, [&](int64_t off, int64_t dst, int64_t lo, int64_t hi, int64_t base) {
           if (dst < 0) return;
           const T* s = src_row + off;
-          T* d = plane + dst + base;
-          for (int64_t o = lo; o < hi; ++o) d[o * stride] += s[o];
+          T* d = plane + dst;
+          for (int64_t o = lo; o < hi; ++o) d[o * stride + base] += s[o];
         });
       }
     }

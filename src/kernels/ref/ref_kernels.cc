@@ -129,6 +129,20 @@ void RegisterStringNormalizerKernels(KernelRegistry& r);
 void RegisterStringConcatKernels(KernelRegistry& r);
 void RegisterStringSplitKernels(KernelRegistry& r);
 void RegisterRegexFullMatchKernels(KernelRegistry& r);
+void RegisterDftKernels(KernelRegistry& r);
+void RegisterStftKernels(KernelRegistry& r);
+void RegisterWindowFunctionKernels(KernelRegistry& r);
+void RegisterMelWeightMatrixKernels(KernelRegistry& r);
+void RegisterDetKernels(KernelRegistry& r);
+void RegisterRandomKernels(KernelRegistry& r);
+void RegisterArrayFeatureExtractorKernels(KernelRegistry& r);
+void RegisterBinarizerKernels(KernelRegistry& r);
+void RegisterLabelEncoderKernels(KernelRegistry& r);
+void RegisterTreeEnsembleKernels(KernelRegistry& r);
+void RegisterAdagradKernels(KernelRegistry& r);
+void RegisterAdamKernels(KernelRegistry& r);
+void RegisterMomentumKernels(KernelRegistry& r);
+void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
@@ -249,6 +263,20 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterStringConcatKernels(r);
   RegisterStringSplitKernels(r);
   RegisterRegexFullMatchKernels(r);
+  RegisterDftKernels(r);
+  RegisterStftKernels(r);
+  RegisterWindowFunctionKernels(r);
+  RegisterMelWeightMatrixKernels(r);
+  RegisterDetKernels(r);
+  RegisterRandomKernels(r);
+  RegisterArrayFeatureExtractorKernels(r);
+  RegisterBinarizerKernels(r);
+  RegisterLabelEncoderKernels(r);
+  RegisterTreeEnsembleKernels(r);
+  RegisterAdagradKernels(r);
+  RegisterAdamKernels(r);
+  RegisterMomentumKernels(r);
+  RegisterTfIdfVectorizerKernels(r);
 }
 
 }  // namespace ferry::ref

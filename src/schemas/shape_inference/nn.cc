@@ -1,0 +1,404 @@
+// Shape inference for neural-network ops: convolutions and pools (kernel_shape, pads, strides, dilations,
+// auto_pad, ceil_mode, with the same window arithmetic as the ref kernels), global pools, normalizations and
+// softmaxes (same shape), RoI pools, depth/space rearrangements, grid sampling, recurrent layers, losses and
+// the training optimizers.
+#include <algorithm>
+#include <string>
+
+#include "schemas/shape_inference/context.h"
+#include "schemas/shape_inference/shape_inference.h"
+
+namespace ferry::schemas {
+namespace {
+
+std::string IntsString(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// A list attribute with one value per spatial dim, or `n` copies of `def` when absent. Fails on a wrong length.
+std::vector<int64_t> SpatialAttr(InferenceContext& ctx, std::string_view name, size_t n, int64_t def) {
+  std::vector<int64_t> v = ctx.attr_ints(name);
+  if (v.empty()) return std::vector<int64_t>(n, def);
+  if (v.size() != n) {
+    ctx.Fail("attribute " + std::string(name) + " = " + IntsString(v) + " has " + std::to_string(v.size()) +
+             " values, expected " + std::to_string(n) + " (one per spatial dimension of " + ctx.InputString(0) +
+             ")");
+  }
+  for (int64_t x : v) {
+    if (x < 1) ctx.Fail("attribute " + std::string(name) + " = " + IntsString(v) + " must be >= 1");
+  }
+  return v;
+}
+
+// The spatial output dims of a Conv or pool window over `in` (spatial dims only).
+Dims WindowOutput(InferenceContext& ctx, std::span<const ir::Dim> in, const std::vector<int64_t>& kernel,
+                  bool ceil_mode) {
+  const size_t n = in.size();
+  const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
+  const std::vector<int64_t> dilations = SpatialAttr(ctx, "dilations", n, 1);
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  std::vector<int64_t> pads(2 * n, 0);
+  if (auto_pad == "NOTSET" || auto_pad.empty()) {
+    std::vector<int64_t> p = ctx.attr_ints("pads");
+    if (!p.empty()) {
+      if (p.size() != 2 * n) {
+        ctx.Fail("attribute pads = " + IntsString(p) + " has " + std::to_string(p.size()) + " values, expected " +
+                 std::to_string(2 * n));
+      }
+      pads = p;
+    }
+  }
+  Dims out(n);
+  for (size_t d = 0; d < n; ++d) {
+    const int64_t s = strides[d];
+    const int64_t eff = (kernel[d] - 1) * dilations[d] + 1;
+    if (!in[d].is_static()) {
+      // The dim survives unchanged when the window is the identity along it.
+      if (s == 1 && ((same) || (eff == 1 && pads[d] == 0 && pads[d + n] == 0))) out[d] = in[d];
+      continue;
+    }
+    const int64_t x = in[d].value;
+    int64_t o;
+    if (same) {
+      o = (x + s - 1) / s;
+    } else {
+      const int64_t span = x + pads[d] + pads[d + n] - eff;
+      if (span < 0) {
+        ctx.Fail("input " + ctx.InputString(0) + " is too small along spatial dim " + std::to_string(d) +
+                 " for kernel " + IntsString(kernel) + " with dilations " + IntsString(dilations) + " and pads " +
+                 IntsString(pads));
+      }
+      if (ceil_mode) {
+        o = (span + s - 1) / s + 1;
+        if ((o - 1) * s >= x + pads[d]) --o;  // a last window may not start in the end padding
+      } else {
+        o = span / s + 1;
+      }
+    }
+    out[d] = ir::Dim::Static(o);
+  }
+  return out;
+}
+
+// Conv, ConvInteger, QLinearConv, DeformConv: X [N, C, in...], W [M, C/group, k...] -> [N, M, out...].
+template <size_t kW>
+void Conv(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* w = ctx.input_shape(kW);
+  if (x && x->size() < 3) ctx.Fail("input X " + ctx.InputString(0) + " must have rank >= 3 (N, C, spatial...)");
+  if (x && w && x->size() != w->size()) {
+    ctx.Fail("weight W " + ctx.InputString(kW) + " and input X " + ctx.InputString(0) + " differ in rank");
+  }
+  const int64_t group = ctx.attr_int("group", 1);
+  if (x && w && (*x)[1].is_static() && (*w)[1].is_static() && (*x)[1].value != (*w)[1].value * group) {
+    ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
+             ctx.InputString(kW) + " with group = " + std::to_string(group) + " expects " +
+             std::to_string((*w)[1].value * group));
+  }
+  const size_t rank = x ? x->size() : w ? w->size() : 0;
+  if (rank < 3) return;
+  const size_t n = rank - 2;
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty() && w) {
+    for (size_t d = 0; d < n; ++d) {
+      if (!(*w)[2 + d].is_static()) return;
+      kernel.push_back((*w)[2 + d].value);
+    }
+  }
+  if (kernel.size() != n) {
+    ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match the " + std::to_string(n) +
+             " spatial dimensions of X " + ctx.InputString(0));
+  }
+  Dims out{x ? (*x)[0] : UnknownDim(), w ? (*w)[0] : UnknownDim()};
+  if (x) {
+    Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2), kernel, false);
+    out.insert(out.end(), sp.begin(), sp.end());
+  } else {
+    out.resize(rank);
+  }
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// ConvTranspose: X [N, C, in...], W [C, M/group, k...] -> [N, M, out...].
+void ConvTranspose(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* w = ctx.input_shape(1);
+  if (x && x->size() < 3) ctx.Fail("input X " + ctx.InputString(0) + " must have rank >= 3 (N, C, spatial...)");
+  if (x && w && x->size() != w->size()) {
+    ctx.Fail("weight W " + ctx.InputString(1) + " and input X " + ctx.InputString(0) + " differ in rank");
+  }
+  if (x && w && (*x)[1].is_static() && (*w)[0].is_static() && (*x)[1].value != (*w)[0].value) {
+    ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
+             ctx.InputString(1) + " expects " + std::to_string((*w)[0].value));
+  }
+  if (!x) return;
+  const size_t n = x->size() - 2;
+  const int64_t group = ctx.attr_int("group", 1);
+  Dims out{(*x)[0], w ? MulDim((*w)[1], group) : UnknownDim()};
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty() && w) {
+    for (size_t d = 0; d < n; ++d) kernel.push_back((*w)[2 + d].is_static() ? (*w)[2 + d].value : -1);
+  }
+  std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
+  if (!output_shape.empty()) {
+    if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    if (output_shape.size() != n) {
+      ctx.Fail("output_shape " + IntsString(ctx.attr_ints("output_shape")) + " must have " + std::to_string(n) +
+               " values");
+    }
+    for (int64_t v : output_shape) out.push_back(v >= 0 ? ir::Dim::Static(v) : UnknownDim());
+    ctx.SetOutputShape(0, std::move(out));
+    return;
+  }
+  if (kernel.size() != n) {
+    ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match the " + std::to_string(n) +
+             " spatial dimensions of X " + ctx.InputString(0));
+  }
+  const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
+  const std::vector<int64_t> dilations = SpatialAttr(ctx, "dilations", n, 1);
+  std::vector<int64_t> out_pad = ctx.attr_ints("output_padding");
+  out_pad.resize(std::max(out_pad.size(), n), 0);
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  std::vector<int64_t> pads(2 * n, 0);
+  if (auto_pad == "NOTSET" || auto_pad.empty()) {
+    std::vector<int64_t> p = ctx.attr_ints("pads");
+    if (!p.empty()) {
+      if (p.size() != 2 * n) {
+        ctx.Fail("attribute pads = " + IntsString(p) + " has " + std::to_string(p.size()) + " values, expected " +
+                 std::to_string(2 * n));
+      }
+      pads = p;
+    }
+  }
+  for (size_t d = 0; d < n; ++d) {
+    const ir::Dim& in = (*x)[2 + d];
+    if (!in.is_static() || kernel[d] < 0) {
+      out.emplace_back();
+      continue;
+    }
+    int64_t o;
+    if (same) {
+      o = in.value * strides[d];
+    } else {
+      const int64_t eff = (kernel[d] - 1) * dilations[d] + 1;
+      o = strides[d] * (in.value - 1) + out_pad[d] + eff - pads[d] - pads[d + n];
+    }
+    if (o <= 0) {
+      ctx.Fail("the output spatial extent along dim " + std::to_string(d) + " would be " + std::to_string(o) +
+               " (X " + ctx.InputString(0) + ", kernel " + IntsString(kernel) + ", pads " + IntsString(pads) + ")");
+    }
+    out.push_back(ir::Dim::Static(o));
+  }
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// MaxPool, AveragePool, LpPool: X [N, C, in...] -> [N, C, out...] (MaxPool's Indices too).
+void Pool(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) return;
+  if (x->size() != kernel.size() + 2) {
+    ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match input " + ctx.InputString(0) +
+             " (expected rank " + std::to_string(kernel.size() + 2) + ")");
+  }
+  for (int64_t k : kernel) {
+    if (k < 1) ctx.Fail("kernel_shape " + IntsString(kernel) + " has an empty dim");
+  }
+  Dims out{(*x)[0], (*x)[1]};
+  Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2), kernel, ctx.attr_int("ceil_mode", 0) != 0);
+  out.insert(out.end(), sp.begin(), sp.end());
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutputShape(i, out);
+}
+
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: [N, C, in...] -> [N, C, 1...].
+void GlobalPool(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  if (x->size() < 2) ctx.Fail("input " + ctx.InputString(0) + " must have rank >= 2 (N, C, spatial...)");
+  Dims out(*x);
+  for (size_t d = 2; d < out.size(); ++d) out[d] = ir::Dim::Static(1);
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// MaxUnpool: output_shape input when constant, else (in - 1) * stride + kernel - pads.
+void MaxUnpool(InferenceContext& ctx) {
+  if (ctx.has_input(2)) {
+    if (auto s = ctx.input_ints(2)) {
+      Dims out;
+      for (int64_t v : *s) out.push_back(v >= 0 ? ir::Dim::Static(v) : UnknownDim());
+      ctx.SetOutputShape(0, std::move(out));
+    }
+    return;
+  }
+  const Dims* x = ctx.input_shape(0);
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (!x || kernel.empty() || x->size() != kernel.size() + 2) return;
+  const size_t n = kernel.size();
+  const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
+  std::vector<int64_t> pads = ctx.attr_ints("pads");
+  pads.resize(2 * n, 0);
+  Dims out{(*x)[0], (*x)[1]};
+  for (size_t d = 0; d < n; ++d) {
+    const ir::Dim& in = (*x)[2 + d];
+    out.push_back(in.is_static() ? ir::Dim::Static((in.value - 1) * strides[d] + kernel[d] - pads[d] - pads[d + n])
+                                 : UnknownDim());
+  }
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+void SameShape(InferenceContext& ctx) { ctx.PropagateShape(0, 0); }
+
+// BatchNormalization: Y like X; the training outputs (running or saved mean/var) like scale [C].
+void BatchNormalization(InferenceContext& ctx) {
+  ctx.PropagateShape(0, 0);
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.PropagateShape(1, i);
+}
+
+// LayerNormalization: Y like X; Mean and InvStdDev like X with the normalized dims (axis...) set to 1.
+void LayerNormalization(InferenceContext& ctx) {
+  ctx.PropagateShape(0, 0);
+  const Dims* x = ctx.input_shape(0);
+  if (!x || ctx.num_outputs() < 2) return;
+  const int64_t rank = static_cast<int64_t>(x->size());
+  const int64_t axis = NormalizeAxis(ctx, ctx.attr_int("axis", -1), rank, "axis");
+  Dims stat(*x);
+  for (int64_t d = axis; d < rank; ++d) stat[static_cast<size_t>(d)] = ir::Dim::Static(1);
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.SetOutputShape(i, stat);
+}
+
+// RoiAlign: [num_rois, C, output_height, output_width]; MaxRoiPool: [num_rois, C, pooled_shape...].
+void RoiAlign(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* rois = ctx.input_shape(1);
+  const Dims* idx = ctx.input_shape(2);
+  ir::Dim num = rois && !rois->empty() ? (*rois)[0] : idx && !idx->empty() ? (*idx)[0] : UnknownDim();
+  ctx.SetOutputShape(0, {num, x && x->size() > 1 ? (*x)[1] : UnknownDim(),
+                         ir::Dim::Static(ctx.attr_int("output_height", 1)),
+                         ir::Dim::Static(ctx.attr_int("output_width", 1))});
+}
+
+void MaxRoiPool(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* rois = ctx.input_shape(1);
+  std::vector<int64_t> pooled = ctx.attr_ints("pooled_shape");
+  if (pooled.size() != 2) return;
+  ctx.SetOutputShape(0, {rois && !rois->empty() ? (*rois)[0] : UnknownDim(),
+                         x && x->size() > 1 ? (*x)[1] : UnknownDim(), ir::Dim::Static(pooled[0]),
+                         ir::Dim::Static(pooled[1])});
+}
+
+// DepthToSpace [N, C, H, W] -> [N, C/b², H*b, W*b]; SpaceToDepth the inverse.
+template <bool kToSpace>
+void DepthSpace(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  if (x->size() != 4) ctx.Fail("input " + ctx.InputString(0) + " must have rank 4");
+  const int64_t b = ctx.attr_int("blocksize", 0);
+  if (b <= 0) return;
+  const int64_t bb = b * b;
+  auto div = [&](const ir::Dim& d, int64_t k, const char* what) -> ir::Dim {
+    if (!d.is_static()) return UnknownDim();
+    if (d.value % k != 0) {
+      ctx.Fail(std::string(what) + " of input " + ctx.InputString(0) + " is not divisible by " + std::to_string(k));
+    }
+    return ir::Dim::Static(d.value / k);
+  };
+  if (kToSpace) {
+    ctx.SetOutputShape(0, {(*x)[0], div((*x)[1], bb, "the channel dim"), MulDim((*x)[2], b), MulDim((*x)[3], b)});
+  } else {
+    ctx.SetOutputShape(0, {(*x)[0], MulDim((*x)[1], bb), div((*x)[2], b, "the height"), div((*x)[3], b, "the width")});
+  }
+}
+
+// GridSample: X [N, C, in...], grid [N, out..., r] -> [N, C, out...].
+void GridSample(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* grid = ctx.input_shape(1);
+  if (!grid || grid->size() < 2) return;
+  Dims out{(*grid)[0], x && x->size() > 1 ? (*x)[1] : UnknownDim()};
+  out.insert(out.end(), grid->begin() + 1, grid->end() - 1);
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// RNN, GRU, LSTM: Y [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]); Y_h, Y_c
+// [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
+void Recurrent(InferenceContext& ctx) {
+  const Dims* x = ctx.input_shape(0);
+  const Dims* r = ctx.input_shape(2);
+  const int64_t dirs = ctx.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
+  ir::Dim hidden = UnknownDim();
+  if (ctx.has_attr("hidden_size")) {
+    hidden = ir::Dim::Static(ctx.attr_int("hidden_size", 0));
+  } else if (r && r->size() == 3) {
+    hidden = (*r)[2];
+  }
+  const bool batch_first = ctx.attr_int("layout", 0) == 1;
+  ir::Dim seq, batch;
+  if (x && x->size() == 3) {
+    seq = batch_first ? (*x)[1] : (*x)[0];
+    batch = batch_first ? (*x)[0] : (*x)[1];
+  }
+  const ir::Dim d = ir::Dim::Static(dirs);
+  if (ctx.num_outputs() > 0 && ctx.node().output(0)) {
+    ctx.SetOutputShape(0, batch_first ? Dims{batch, seq, d, hidden} : Dims{seq, d, batch, hidden});
+  }
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+    ctx.SetOutputShape(i, batch_first ? Dims{batch, d, hidden} : Dims{d, batch, hidden});
+  }
+}
+
+// NegativeLogLikelihoodLoss: reduction none -> target's shape, else a scalar.
+void NllLoss(InferenceContext& ctx) {
+  if (ctx.attr_string("reduction", "mean") == "none") {
+    ctx.PropagateShape(1, 0);
+  } else {
+    ctx.SetOutputShape(0, {});
+  }
+}
+
+// SoftmaxCrossEntropyLoss: loss like NLL (labels' shape or scalar); log_prob like scores.
+void SoftmaxCrossEntropyLoss(InferenceContext& ctx) {
+  NllLoss(ctx);
+  if (ctx.num_outputs() > 1) ctx.PropagateShape(0, 1);
+}
+
+// Adagrad, Adam, Momentum (ai.onnx.preview.training): inputs R, T, then the tensors to update and their state;
+// output i is the updated input i + 2.
+void Optimizer(InferenceContext& ctx) {
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) ctx.PropagateShape(i + 2, i);
+}
+
+}  // namespace
+
+void RegisterNnShapeInference(SchemaRegistry& r) {
+  r.SetInference("", "Conv", 1, Conv<1>);
+  r.SetInference("", "ConvInteger", 1, Conv<1>);
+  r.SetInference("", "QLinearConv", 1, Conv<3>);
+  r.SetInference("", "DeformConv", 1, Conv<1>);
+  r.SetInference("", "ConvTranspose", 1, ConvTranspose);
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);
+  r.SetInference("", "MaxUnpool", 1, MaxUnpool);
+  for (const char* op : {"InstanceNormalization", "GroupNormalization", "LpNormalization", "MeanVarianceNormalization",
+                         "LRN", "Softmax", "LogSoftmax", "Hardmax", "RMSNormalization"}) {
+    r.SetInference("", op, 1, SameShape);
+  }
+  r.SetInference("", "BatchNormalization", 1, BatchNormalization);
+  r.SetInference("", "LayerNormalization", 1, LayerNormalization);
+  r.SetInference("", "RoiAlign", 1, RoiAlign);
+  r.SetInference("", "MaxRoiPool", 1, MaxRoiPool);
+  r.SetInference("", "DepthToSpace", 1, DepthSpace<true>);
+  r.SetInference("", "SpaceToDepth", 1, DepthSpace<false>);
+  r.SetInference("", "GridSample", 1, GridSample);
+  for (const char* op : {"RNN", "GRU", "LSTM"}) r.SetInference("", op, 1, Recurrent);
+  r.SetInference("", "NegativeLogLikelihoodLoss", 1, NllLoss);
+  r.SetInference("", "SoftmaxCrossEntropyLoss", 1, SoftmaxCrossEntropyLoss);
+  for (const char* op : {"Adagrad", "Adam", "Momentum"}) r.SetInference("ai.onnx.preview.training", op, 1, Optimizer);
+}
+
+}  // namespace ferry::schemas

@@ -1,0 +1,16 @@
+#include "schemas/shape_inference/shape_inference.h"
+
+namespace ferry::schemas {
+
+void RegisterShapeInference(SchemaRegistry& r) {
+  RegisterElementwiseShapeInference(r);
+  RegisterNnShapeInference(r);
+  RegisterLinalgShapeInference(r);
+  RegisterTensorShapeInference(r);
+  RegisterShapeOpsShapeInference(r);
+  RegisterReduceShapeInference(r);
+  RegisterGeneratorShapeInference(r);
+  RegisterControlFlowShapeInference(r);
+}
+
+}  // namespace ferry::schemas

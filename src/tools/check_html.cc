@@ -1,0 +1,604 @@
+// `ferry check --html`: the page skeleton, the summary tables, the embedded node data, and the graph drawing
+// (Graphviz dot through libgvc, post-processed to carry per-node data attributes). The stylesheet and script
+// live in check_html_assets.cc.
+#include "tools/check_html.h"
+
+#include <graphviz/gvc.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "ferry/error.h"
+#include "tools/check_html_assets.h"
+
+namespace ferry::tools {
+namespace {
+
+// ---- strings ------------------------------------------------------------------------------------------------
+
+// Decodes UTF-8 one code point at a time; an invalid sequence (bad lead byte, truncated, overlong, surrogate,
+// beyond U+10FFFF) yields U+FFFD and consumes one byte.
+char32_t NextCodePoint(std::string_view s, size_t& i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) {
+    ++i;
+    return c;
+  }
+  int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (c > 0xF4) len = 0;
+  if (len == 0 || i + len > s.size()) {
+    ++i;
+    return 0xFFFD;
+  }
+  char32_t cp = c & (0x7F >> len);
+  for (int k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) {
+      ++i;
+      return 0xFFFD;
+    }
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  const char32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    ++i;
+    return 0xFFFD;
+  }
+  i += len;
+  return cp;
+}
+
+void AppendUtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::vector<char32_t> CodePoints(std::string_view s) {
+  std::vector<char32_t> cps;
+  for (size_t i = 0; i < s.size();) cps.push_back(NextCodePoint(s, i));
+  return cps;
+}
+
+// A JSON string literal that is also safe inside <script>: < > & are \u escapes, so "</script>" cannot appear.
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const char32_t cp = NextCodePoint(s, i);
+    switch (cp) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&' || cp == 0x7F || cp == 0x2028 || cp == 0x2029) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+          out += buf;
+        } else {
+          AppendUtf8(out, cp);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string JsonStrings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + JsonString(v[i]);
+  return out + "]";
+}
+
+// The first and last parts of a long name, by code points: "/encoder/la…/query/MatMul".
+std::string ElideMiddle(std::string_view s, size_t max_chars) {
+  std::vector<char32_t> cps = CodePoints(s);
+  std::string out;
+  if (cps.size() <= max_chars) {
+    for (char32_t c : cps) AppendUtf8(out, c);
+    return out;
+  }
+  const size_t head = (max_chars - 1) / 3, tail = max_chars - 1 - head;
+  for (size_t i = 0; i < head; ++i) AppendUtf8(out, cps[i]);
+  AppendUtf8(out, 0x2026);
+  for (size_t i = cps.size() - tail; i < cps.size(); ++i) AppendUtf8(out, cps[i]);
+  return out;
+}
+
+std::string QualifiedOp(const NodeCheck& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
+
+std::string Percent(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * (std::isfinite(ratio) ? ratio : 0.0));
+  return buf;
+}
+
+std::string HumanFlops(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return "-";
+  char buf[32];
+  if (v >= 1e12) std::snprintf(buf, sizeof buf, "%.2f TFLOP", v / 1e12);
+  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GFLOP", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MFLOP", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.2f KFLOP", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f FLOP", v);
+  return buf;
+}
+
+const char* kFill[] = {"#c6efce", "#ffe08a", "#ffb3b3"};    // native, fallback, unsupported (CSS: --native...)
+const char* kStroke[] = {"#2e7d32", "#a67c00", "#c62828"};
+
+int VerdictIndex(Verdict v) { return v == Verdict::kNative ? 0 : v == Verdict::kFallback ? 1 : 2; }
+
+std::string LayerName(FailureLayer layer) { return layer == FailureLayer::kNone ? "" : FailureLayerName(layer); }
+
+// ---- edges --------------------------------------------------------------------------------------------------
+
+// producer -> consumer pairs through values, deduplicated. A value is looked up in the consumer's graph first,
+// then in each enclosing graph ("main/If_3:then_branch" -> "main"), as ONNX scoping resolves outer names.
+std::vector<std::pair<int, int>> GraphEdges(const CheckReport& r) {
+  std::map<std::pair<std::string_view, std::string_view>, int> producer;
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    for (const std::string& o : r.nodes[i].outputs) {
+      if (!o.empty()) producer.emplace(std::make_pair(std::string_view(r.nodes[i].graph), std::string_view(o)), i);
+    }
+  }
+  std::set<std::pair<int, int>> seen;
+  std::vector<std::pair<int, int>> edges;
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    for (const std::string& in : r.nodes[i].inputs) {
+      if (in.empty()) continue;
+      std::string_view g = r.nodes[i].graph;
+      while (true) {
+        auto it = producer.find({g, in});
+        if (it != producer.end()) {
+          if (it->second != static_cast<int>(i) && seen.insert({it->second, static_cast<int>(i)}).second) {
+            edges.push_back({it->second, static_cast<int>(i)});
+          }
+          break;
+        }
+        const size_t slash = g.rfind('/');
+        if (slash == std::string_view::npos) break;
+        g = g.substr(0, slash);
+      }
+    }
+  }
+  return edges;
+}
+
+// ---- Graphviz -----------------------------------------------------------------------------------------------
+
+struct Drawing {
+  std::string svg;     // the <svg> element, empty when the layout failed or was skipped
+  std::string note;    // why there is no drawing
+  double seconds = 0;  // layout + render
+  bool fast = false;   // the bounded-effort settings for large graphs
+};
+
+constexpr size_t kFastLayoutNodes = 1000;
+
+std::mutex& GraphvizMutex() {
+  static std::mutex m;
+  return m;
+}
+std::string* g_graphviz_errors = nullptr;  // guarded by GraphvizMutex()
+int CollectGraphvizError(char* message) {
+  if (g_graphviz_errors && message && g_graphviz_errors->size() < 2000) g_graphviz_errors->append(message);
+  return 0;
+}
+
+void Set(void* obj, const char* name, const std::string& value) {
+  agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value.c_str()), const_cast<char*>(""));
+}
+
+// Owns the Graphviz objects of one drawing.
+struct GraphvizSession {
+  GVC_t* gvc = nullptr;
+  Agraph_t* graph = nullptr;
+  bool laid_out = false;
+  ~GraphvizSession() {
+    if (laid_out) gvFreeLayout(gvc, graph);
+    if (graph) agclose(graph);
+    if (gvc) gvFreeContext(gvc);
+  }
+};
+
+// Inserts the data attributes after each node group's id (Graphviz writes `<g id="ferry_node_12" class=...>`;
+// '<' never occurs unescaped in its text, so the search cannot match inside a label).
+std::string AnnotateSvg(std::string_view svg, const CheckReport& r) {
+  std::string out;
+  out.reserve(svg.size() + r.nodes.size() * 120);
+  static constexpr std::string_view kTag = "<g id=\"ferry_node_";
+  size_t pos = 0;
+  while (true) {
+    const size_t hit = svg.find(kTag, pos);
+    if (hit == std::string_view::npos) break;
+    size_t end = hit + kTag.size();
+    size_t index = 0;
+    bool digits = false;
+    while (end < svg.size() && svg[end] >= '0' && svg[end] <= '9') {
+      index = index * 10 + static_cast<size_t>(svg[end++] - '0');
+      digits = true;
+    }
+    if (!digits || end >= svg.size() || svg[end] != '"' || index >= r.nodes.size()) {
+      out.append(svg.substr(pos, end - pos));
+      pos = end;
+      continue;
+    }
+    ++end;  // past the closing quote
+    out.append(svg.substr(pos, end - pos));
+    const NodeCheck& n = r.nodes[index];
+    out += " data-index=\"" + std::to_string(index) + "\" data-node=\"" + HtmlEscape(n.name) + "\" data-op=\"" +
+           HtmlEscape(QualifiedOp(n)) + "\" data-verdict=\"" + VerdictName(n.verdict) + "\" data-layer=\"" +
+           LayerName(n.layer) + "\" data-backend=\"" + HtmlEscape(n.backend) + "\"";
+    pos = end;
+  }
+  out.append(svg.substr(pos));
+  return out;
+}
+
+Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& edges) {
+  Drawing d;
+  std::lock_guard<std::mutex> lock(GraphvizMutex());
+  std::string errors;
+  g_graphviz_errors = &errors;
+  const agusererrf previous_errf = agseterrf(CollectGraphvizError);
+  const agerrlevel_t previous_level = agseterr(AGERR);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    GraphvizSession s;
+    s.gvc = gvContext();
+    s.graph = s.gvc ? agopen(const_cast<char*>("ferry"), Agdirected, nullptr) : nullptr;
+    if (s.graph) {
+      Agraph_t* g = s.graph;
+      Set(g, "rankdir", "TB");
+      Set(g, "nodesep", "0.25");
+      Set(g, "ranksep", "0.35");
+      Set(g, "bgcolor", "transparent");
+      Set(g, "outputorder", "edgesfirst");
+      Set(g, "fontname", "Helvetica");
+      Set(g, "fontsize", "11");
+      // Past ~1000 nodes dot's defaults get slow (3.5k-node SSDLite: ~15 s, mostly x-placement network simplex,
+      // edge routing and crossing minimization); bounded iterations and straight edges bring that to ~3 s at
+      // the cost of some crossings and less tidy long edges.
+      if (r.nodes.size() > kFastLayoutNodes) {
+        d.fast = true;
+        Set(g, "nslimit", "0.02");
+        Set(g, "nslimit1", "0.02");
+        Set(g, "searchsize", "10");
+        Set(g, "mclimit", "0.1");
+        Set(g, "remincross", "false");
+        Set(g, "splines", "line");
+      }
+      agattr(g, AGNODE, const_cast<char*>("shape"), const_cast<char*>("box"));
+      agattr(g, AGNODE, const_cast<char*>("style"), const_cast<char*>("rounded,filled"));
+      agattr(g, AGNODE, const_cast<char*>("fontname"), const_cast<char*>("Helvetica"));
+      agattr(g, AGNODE, const_cast<char*>("fontsize"), const_cast<char*>("10"));
+      agattr(g, AGNODE, const_cast<char*>("height"), const_cast<char*>("0.3"));
+      agattr(g, AGNODE, const_cast<char*>("margin"), const_cast<char*>("0.08,0.03"));
+      agattr(g, AGNODE, const_cast<char*>("penwidth"), const_cast<char*>("1.3"));
+      agattr(g, AGEDGE, const_cast<char*>("arrowsize"), const_cast<char*>("0.5"));
+      agattr(g, AGEDGE, const_cast<char*>("color"), const_cast<char*>("#8a93a0"));
+      agattr(g, AGEDGE, const_cast<char*>("penwidth"), const_cast<char*>("0.9"));
+
+      std::map<std::string, Agraph_t*> clusters;  // one dashed box per subgraph
+      std::vector<Agnode_t*> gv_nodes(r.nodes.size());
+      for (size_t i = 0; i < r.nodes.size(); ++i) {
+        const NodeCheck& n = r.nodes[i];
+        const std::string id = "ferry_node_" + std::to_string(i);
+        Agnode_t* node = agnode(g, const_cast<char*>(id.c_str()), 1);
+        gv_nodes[i] = node;
+        const int v = VerdictIndex(n.verdict);
+        Set(node, "id", id);
+        Set(node, "class", VerdictName(n.verdict));
+        Set(node, "fillcolor", kFill[v]);
+        Set(node, "color", kStroke[v]);
+        std::string label = GraphvizLabelEscape(ElideMiddle(QualifiedOp(n), 32));
+        const std::string name = n.name.empty() ? "#" + std::to_string(i) : n.name;
+        label += "\\n" + GraphvizLabelEscape(ElideMiddle(name, 30));
+        Set(node, "label", label);
+        if (n.graph != "main" && !n.graph.empty()) {
+          Agraph_t*& sub = clusters[n.graph];
+          if (!sub) {
+            const std::string cname = "cluster_" + std::to_string(clusters.size());
+            sub = agsubg(g, const_cast<char*>(cname.c_str()), 1);
+            const std::string_view path = std::string_view(n.graph).substr(n.graph.rfind("main/", 0) == 0 ? 5 : 0);
+            Set(sub, "label", GraphvizLabelEscape(ElideMiddle(path, 60)));
+            Set(sub, "style", "dashed,rounded");
+            Set(sub, "color", "#8a93a0");
+            Set(sub, "fontsize", "10");
+          }
+          agsubnode(sub, node, 1);
+        }
+      }
+      for (const auto& [from, to] : edges) {
+        Agedge_t* e = agedge(g, gv_nodes[from], gv_nodes[to], nullptr, 1);
+        if (e) Set(e, "id", "ferry_edge_" + std::to_string(from) + "_" + std::to_string(to));
+      }
+      if (gvLayout(s.gvc, g, "dot") == 0) {
+        s.laid_out = true;
+        char* data = nullptr;
+        unsigned int length = 0;
+        if (gvRenderData(s.gvc, g, "svg", &data, &length) == 0 && data) {
+          std::string_view svg(data, length);
+          const size_t begin = svg.find("<svg");
+          if (begin != std::string_view::npos) d.svg = AnnotateSvg(svg.substr(begin), r);
+        }
+        if (data) gvFreeRenderData(data);
+      }
+    }
+  }
+  d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  agseterr(previous_level);
+  agseterrf(previous_errf);
+  g_graphviz_errors = nullptr;
+  if (d.svg.empty()) {
+    d.note = "Graphviz could not lay out this graph" + (errors.empty() ? std::string(".") : ": " + errors) +
+             " It is shown as a grid of nodes in topological order.";
+  }
+  return d;
+}
+
+// ---- page ---------------------------------------------------------------------------------------------------
+
+std::string NodeJson(const NodeCheck& n) {
+  std::string j = "{\"name\":" + JsonString(n.name) + ",\"op\":" + JsonString(n.op) +
+                  ",\"domain\":" + JsonString(n.domain.empty() ? "ai.onnx" : n.domain) +
+                  ",\"opset\":" + std::to_string(n.opset) + ",\"graph\":" + JsonString(n.graph) +
+                  ",\"verdict\":" + JsonString(VerdictName(n.verdict)) + ",\"backend\":" + JsonString(n.backend) +
+                  ",\"kernel\":" + JsonString(n.kernel) + ",\"layer\":" + JsonString(LayerName(n.layer)) +
+                  ",\"reason\":" + JsonString(n.reason) + ",\"remedy\":" + JsonString(n.remedy) + ",\"attempts\":[";
+  for (size_t k = 0; k < n.attempts.size(); ++k) {
+    const BackendAttempt& a = n.attempts[k];
+    j += (k ? ",{" : "{") + std::string("\"backend\":") + JsonString(a.backend) +
+         ",\"layer\":" + JsonString(LayerName(a.layer)) + ",\"reason\":" + JsonString(a.reason) + "}";
+  }
+  j += "],\"inputs\":" + JsonStrings(n.inputs) + ",\"input_types\":" + JsonStrings(n.input_types) +
+       ",\"outputs\":" + JsonStrings(n.outputs) + ",\"output_types\":" + JsonStrings(n.output_types) +
+       ",\"flops\":" + JsonNumber(n.flops) + "}";
+  return j;
+}
+
+void Card(std::ostringstream& os, const char* cls, const std::string& key, const std::string& value,
+          const std::string& sub) {
+  os << "<div class=\"card " << cls << "\"><div class=\"k\">" << key << "</div><div class=\"v\">" << value
+     << "</div><div class=\"s\">" << sub << "</div></div>\n";
+}
+
+void Summary(std::ostringstream& os, const CheckReport& r) {
+  const std::string first = r.backends.empty() ? "" : r.backends.front();
+  os << "<section class=\"cards\">\n";
+  Card(os, "native", "native", std::to_string(r.native), "on " + HtmlEscape(first));
+  std::string others;
+  for (size_t i = 1; i < r.backends.size(); ++i) others += (others.empty() ? "to " : ", ") + HtmlEscape(r.backends[i]);
+  Card(os, "fallback", "fallback", std::to_string(r.fallback), others.empty() ? "no fallback backend" : others);
+  Card(os, "unsupported", "unsupported", std::to_string(r.unsupported), r.runnable() ? "runnable" : "cannot run");
+  os << "<div class=\"card\"><div class=\"k\">not on " << HtmlEscape(first) << "</div>"
+     << "<div class=\"s\">by nodes: " << Percent(r.fallback_ratio_nodes()) << "</div><div class=\"bar\"><span style=\"width:"
+     << Percent(std::clamp(r.fallback_ratio_nodes(), 0.0, 1.0)) << "\"></span></div>"
+     << "<div class=\"s\">by FLOPs: " << Percent(r.fallback_ratio_flops()) << "</div><div class=\"bar\"><span style=\"width:"
+     << Percent(std::clamp(r.fallback_ratio_flops(), 0.0, 1.0)) << "\"></span></div></div>\n";
+  os << "<div class=\"card info\"><div class=\"k\">model</div><div class=\"v\">IR version " << r.ir_version
+     << " &middot; producer " << (r.producer.empty() ? "(none)" : HtmlEscape(r.producer)) << "<br>" << r.node_count
+     << " nodes &middot; " << r.initializer_count << " initializers &middot; " << HumanFlops(r.total_flops)
+     << " estimated<br>opsets: ";
+  for (size_t i = 0; i < r.opsets.size(); ++i) {
+    const OpsetInfo& o = r.opsets[i];
+    os << (i ? ", " : "") << HtmlEscape(o.domain.empty() ? "ai.onnx" : o.domain) << " " << o.model;
+    if (o.supported == 0) os << " <b>(unknown to Ferry)</b>";
+    else if (o.model > o.supported) os << " <b>(newer than Ferry's " << o.supported << ")</b>";
+  }
+  os << "</div></div>\n";
+  os << "<div class=\"card info\"><div class=\"k\">target</div><div class=\"v\">backends ";
+  for (size_t i = 0; i < r.backends.size(); ++i) os << (i ? " &rarr; " : "") << HtmlEscape(r.backends[i]);
+  os << "<br>ISA " << HtmlEscape(r.isa.empty() ? "(host)" : r.isa);
+  if (r.compute_capability > 0) os << "<br>compute capability " << r.compute_capability / 10 << "." << r.compute_capability % 10;
+  os << "</div></div>\n</section>\n";
+}
+
+void ProblemTable(std::ostringstream& os, const CheckReport& r) {
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    if (r.nodes[i].verdict != Verdict::kNative) rows.push_back(i);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
+    return VerdictIndex(r.nodes[a].verdict) > VerdictIndex(r.nodes[b].verdict);  // unsupported first
+  });
+  os << "<h2>Problems (" << rows.size() + r.problems.size() << ")</h2>\n";
+  if (rows.empty() && r.problems.empty()) {
+    os << "<p class=\"empty\">None: every node runs natively on " << HtmlEscape(r.backends.empty() ? "" : r.backends[0])
+       << ".</p>\n";
+  }
+  if (!r.problems.empty()) {
+    os << "<table><tr><th>model-level problem</th></tr>\n";
+    for (const std::string& p : r.problems) os << "<tr class=\"row-unsupported\"><td>" << HtmlEscape(p) << "</td></tr>\n";
+    os << "</table><br>\n";
+  }
+  if (!rows.empty()) {
+    os << "<table id=\"problems\"><tr><th>node</th><th>op</th><th>verdict</th><th>layer</th><th>reason</th>"
+          "<th>remedy</th><th class=\"num\">FLOPs</th></tr>\n";
+    for (size_t i : rows) {
+      const NodeCheck& n = r.nodes[i];
+      const std::string name = n.name.empty() ? "#" + std::to_string(i) : n.name;
+      os << "<tr class=\"row-" << VerdictName(n.verdict) << "\" data-ref=\"" << i << "\"><td class=\"name\"><a>"
+         << HtmlEscape(n.graph == "main" || n.graph.empty() ? name : n.graph + "/" + name) << "</a></td><td class=\"mono\">"
+         << HtmlEscape(QualifiedOp(n)) << "/" << n.opset << "</td><td>" << VerdictName(n.verdict)
+         << (n.backend.empty() ? "" : " &rarr; " + HtmlEscape(n.backend)) << "</td><td>" << LayerName(n.layer)
+         << "</td><td>" << HtmlEscape(n.reason) << "</td><td>" << HtmlEscape(n.remedy) << "</td><td class=\"num\">"
+         << HumanFlops(n.flops) << "</td></tr>\n";
+    }
+    os << "</table>\n";
+  }
+  if (!r.warnings.empty()) {
+    os << "<h2>Warnings (" << r.warnings.size() << ")</h2>\n<table>\n";
+    for (const std::string& w : r.warnings) os << "<tr><td>" << HtmlEscape(w) << "</td></tr>\n";
+    os << "</table>\n";
+  }
+}
+
+void OpsTable(std::ostringstream& os, const CheckReport& r) {
+  struct Row {
+    std::array<int64_t, 3> count{};
+    std::set<std::string> backends;  // where fallbacks run
+    double flops = 0;
+  };
+  std::map<std::string, Row> ops;
+  for (const NodeCheck& n : r.nodes) {
+    Row& row = ops[QualifiedOp(n)];
+    ++row.count[VerdictIndex(n.verdict)];
+    if (n.verdict == Verdict::kFallback) row.backends.insert(n.backend);
+    if (std::isfinite(n.flops)) row.flops += n.flops;
+  }
+  std::vector<std::pair<std::string, Row>> sorted(ops.begin(), ops.end());
+  const auto severity = [](const Row& w) { return w.count[2] > 0 ? 2 : w.count[1] > 0 ? 1 : 0; };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    if (severity(a.second) != severity(b.second)) return severity(a.second) > severity(b.second);
+    return a.second.count[0] + a.second.count[1] + a.second.count[2] >
+           b.second.count[0] + b.second.count[1] + b.second.count[2];
+  });
+  os << "<h2>Ops by verdict (" << sorted.size() << " op types)</h2>\n<table id=\"ops\"><tr><th>op</th>"
+        "<th class=\"num\">native</th><th class=\"num\">fallback</th><th class=\"num\">unsupported</th>"
+        "<th>fallback runs on</th><th class=\"num\">FLOPs</th></tr>\n";
+  for (const auto& [op, row] : sorted) {
+    const int s = severity(row);
+    os << "<tr" << (s == 2 ? " class=\"row-unsupported\"" : s == 1 ? " class=\"row-fallback\"" : "")
+       << "><td class=\"mono\">" << HtmlEscape(op) << "</td>";
+    for (int64_t c : row.count) os << "<td class=\"num\">" << (c ? std::to_string(c) : "") << "</td>";
+    std::string where;
+    for (const std::string& b : row.backends) where += (where.empty() ? "" : ", ") + b;
+    os << "<td>" << HtmlEscape(where) << "</td><td class=\"num\">" << HumanFlops(row.flops) << "</td></tr>\n";
+  }
+  os << "</table>\n";
+}
+
+void NodeGrid(std::ostringstream& os, const CheckReport& r) {
+  os << "<div class=\"grid\">\n";
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const NodeCheck& n = r.nodes[i];
+    os << "<div class=\"node gnode " << VerdictName(n.verdict) << "\" id=\"ferry_node_" << i << "\" data-index=\"" << i
+       << "\" data-node=\"" << HtmlEscape(n.name) << "\" data-op=\"" << HtmlEscape(QualifiedOp(n))
+       << "\" data-verdict=\"" << VerdictName(n.verdict) << "\" data-layer=\"" << LayerName(n.layer)
+       << "\" data-backend=\"" << HtmlEscape(n.backend) << "\">" << HtmlEscape(n.op) << "</div>\n";
+  }
+  os << "</div>\n";
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const char32_t cp = NextCodePoint(s, i);
+    switch (cp) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case 0: out += "\xEF\xBF\xBD"; break;  // NUL is a parse error in HTML
+      default: AppendUtf8(out, cp);
+    }
+  }
+  return out;
+}
+
+std::string GraphvizLabelEscape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const char32_t cp = NextCodePoint(s, i);
+    if (cp == '\\') out += "\\\\";  // else \N, \G, \n... would be expanded
+    else if (cp < 0x20 || cp == 0x7F) out += ' ';
+    else AppendUtf8(out, cp);
+  }
+  return out;
+}
+
+std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
+  const auto edges = GraphEdges(r);
+  Drawing drawing;
+  if (r.nodes.size() > options.max_layout_nodes) {
+    drawing.note = "This graph has " + std::to_string(r.nodes.size()) + " nodes, more than the " +
+                   std::to_string(options.max_layout_nodes) +
+                   " Ferry lays out (dot would take minutes); it is shown as a grid of nodes in topological order.";
+  } else if (!r.nodes.empty()) {
+    drawing = DrawGraph(r, edges);
+  }
+
+  std::ostringstream os;
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"generator\" content=\"ferry check\">\n<title>ferry check: "
+     << HtmlEscape(r.model_path) << "</title>\n<style>" << kCheckHtmlCss << "</style>\n</head>\n<body>\n";
+  os << "<header><h1>ferry check</h1><span class=\"path\">" << HtmlEscape(r.model_path) << "</span><span class=\"status "
+     << (r.runnable() ? "ok\">RUNNABLE" : "bad\">NOT RUNNABLE") << "</span></header>\n<main>\n";
+  Summary(os, r);
+
+  os << "<section class=\"work\">\n<div class=\"graph-panel\">\n<div class=\"toolbar\"><span class=\"legend\">"
+        "<span><span class=\"sw native\"></span>native</span><span><span class=\"sw fallback\"></span>fallback</span>"
+        "<span><span class=\"sw unsupported\"></span>unsupported</span></span>"
+        "<input id=\"search\" type=\"search\" placeholder=\"find node or op (Enter: next)\"><span id=\"found\"></span>"
+        "<button class=\"zoom\" id=\"zoom-out\" title=\"zoom out\">&minus;</button><span class=\"zoom\" "
+        "id=\"zoom-level\"></span><button class=\"zoom\" id=\"zoom-in\" title=\"zoom in (Ctrl+wheel)\">+</button>"
+        "<button class=\"zoom\" id=\"zoom-fit\">fit</button><button class=\"zoom\" id=\"zoom-1\">1:1</button></div>\n";
+  if (!drawing.note.empty()) os << "<div class=\"note\">" << HtmlEscape(drawing.note) << "</div>\n";
+  os << "<div id=\"graph\">\n";
+  if (!drawing.svg.empty()) os << drawing.svg;
+  else NodeGrid(os, r);
+  os << "</div>\n</div>\n<aside id=\"details\"></aside>\n</section>\n<section class=\"tables\">\n";
+  ProblemTable(os, r);
+  OpsTable(os, r);
+  os << "</section>\n</main>\n<footer>Generated by <code>ferry check</code>. " << r.nodes.size() << " nodes, "
+     << edges.size() << " edges";
+  if (!drawing.svg.empty()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "; laid out by Graphviz dot in %.2f s", drawing.seconds);
+    os << buf << (drawing.fast ? " (large graph: bounded-effort layout, straight edges)" : "");
+  }
+  os << ". Node colors: green native, yellow fallback, red unsupported.</footer>\n";
+
+  os << "<script type=\"application/json\" id=\"ferry-data\">{\"nodes\":[";
+  for (size_t i = 0; i < r.nodes.size(); ++i) os << (i ? ",\n" : "\n") << NodeJson(r.nodes[i]);
+  os << "],\n\"edges\":[";
+  for (size_t i = 0; i < edges.size(); ++i) os << (i ? "," : "") << "[" << edges[i].first << "," << edges[i].second << "]";
+  os << "]}</script>\n<script>" << kCheckHtmlJs << "</script>\n</body>\n</html>\n";
+  return os.str();
+}
+
+void WriteCheckHtml(const CheckReport& report, const std::string& path, const CheckHtmlOptions& options) {
+  const std::string html = CheckHtml(report, options);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InvalidArgumentError("--html: cannot open '" + path + "' for writing");
+  out.write(html.data(), static_cast<std::streamsize>(html.size()));
+  out.close();
+  if (!out) throw InvalidArgumentError("--html: could not write '" + path + "'");
+}
+
+}  // namespace ferry::tools
