@@ -212,6 +212,7 @@ const char kCheckHtmlJs[] = R"JS(
     mark(pinned, 'selected', true);
     show(pinned);
     if (pinned !== null && scroll) reveal(pinned);
+    try { history.replaceState(null, '', pinned === null ? location.pathname : '#node=' + pinned); } catch (e) {}
   }
   function nodeOf(target) {
     var e = target.closest ? target.closest('[data-index]') : null;
@@ -256,6 +257,7 @@ const char kCheckHtmlJs[] = R"JS(
     // Fit the width, but not below 50%: labels stay legible on wide graphs ("fit" shows all of it).
     scale = Math.min(1, Math.max(0.5, (graph.clientWidth - 4) / vw));
     applyScale();
+    if (vh * scale + 24 < graph.clientHeight) graph.style.height = (vh * scale + 24) + 'px';  // small graphs
     var mid = function () { return [graph.clientWidth / 2, graph.clientHeight / 2]; };
     document.getElementById('zoom-in').onclick = function () { var m = mid(); zoomTo(scale * 1.25, m[0], m[1]); };
     document.getElementById('zoom-out').onclick = function () { var m = mid(); zoomTo(scale / 1.25, m[0], m[1]); };
@@ -295,8 +297,11 @@ const char kCheckHtmlJs[] = R"JS(
     found.textContent = (cursor + 1) + ' of ' + matches.length;
   });
 
-  // Start on the first node that does not run natively, if any, else on the first node.
+  // Start on the node named by the URL (#node=<index>), else the first node that does not run natively, else
+  // the top of the drawing.
   var first = nodes.findIndex(function (n) { return n.verdict !== 'native'; });
+  var linked = /^#node=(\d+)$/.exec(location.hash);
+  if (linked && Number(linked[1]) < nodes.length) first = Number(linked[1]);
   show(null);
   if (first >= 0) select(first, true);
   else if (svg && nodes.length) {  // the top of the drawing, centered on its topmost node

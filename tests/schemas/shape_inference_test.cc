@@ -404,7 +404,7 @@ struct CrossCheck {
   int gaps = 0;         // values libonnx knows fully statically and Ferry does not
   int symbol_gaps = 0;  // dims where libonnx carries a model symbol and Ferry has none
   std::map<std::string, int> gap_ops;
-  std::vector<std::string> disagreements, ferry_errors, output_mismatches;
+  std::vector<std::string> disagreements, ferry_errors, output_mismatches, declared_conflicts;
 };
 
 // Compares Ferry's inferred type of `v` with libonnx's where both are tensors with static dims.
@@ -491,6 +491,16 @@ void CheckModel(const fs::path& path, bool with_libonnx, CrossCheck& cc, bool sy
     cc.ferry_errors.push_back(path.string() + ": " + e.what());
     return;
   }
+  // The model as written: what it declares (value_info, outputs) must agree with what is inferred.
+  try {
+    auto declared = ir::ImportModelProto(original, path.string(), path.parent_path().string());
+    ir::InlineModelFunctions(*declared);
+    runtime::TypeInferenceReport report;
+    runtime::InferTypes(*declared, &report);
+    cc.declared_conflicts.insert(cc.declared_conflicts.end(), report.conflicts.begin(), report.conflicts.end());
+  } catch (const Error& e) {
+    cc.ferry_errors.push_back(path.string() + " (as declared): " + e.what());
+  }
   const auto producers = Producers(original.graph());
   auto where = [&](const std::string& value) {
     auto it = producers.find(value);
@@ -550,9 +560,10 @@ std::string Join(const std::vector<std::string>& v, size_t max = 40) {
 
 void Report(const char* what, const CrossCheck& cc) {
   std::printf("[%s] models %d, dims compared with libonnx %d, disagreements %zu, libonnx failed on %d, "
-              "Ferry rejected %d, recorded outputs compared %d (fully static %d), mismatches %zu\n",
+              "Ferry rejected %d, recorded outputs compared %d (fully static %d), mismatches %zu, conflicts with "
+              "declared types %zu\n",
               what, cc.models, cc.compared_dims, cc.disagreements.size(), cc.onnx_failed, cc.ferry_failed,
-              cc.compared_outputs, cc.static_outputs, cc.output_mismatches.size());
+              cc.compared_outputs, cc.static_outputs, cc.output_mismatches.size(), cc.declared_conflicts.size());
   std::string gaps;
   for (const auto& [op, n] : cc.gap_ops) gaps += " " + op + ":" + std::to_string(n);
   std::printf("[%s] values libonnx infers fully static and Ferry does not: %d (by producing op:%s); dims where "
@@ -580,6 +591,7 @@ void CheckTestCases(const fs::path& root, const char* what) {
   EXPECT_TRUE(cc.ferry_errors.empty()) << "valid models rejected:\n" << Join(cc.ferry_errors);
   EXPECT_TRUE(cc.output_mismatches.empty()) << "inferred vs recorded output shapes:\n"
                                             << Join(cc.output_mismatches);
+  EXPECT_TRUE(cc.declared_conflicts.empty()) << "inferred vs declared types:\n" << Join(cc.declared_conflicts);
 }
 
 TEST(ShapeInferenceCrossCheck, OnnxNodeTests) {
@@ -611,6 +623,7 @@ TEST(ShapeInferenceCrossCheck, RealModels) {
     Report(symbolic ? "real models, symbolic batch" : "real models", cc);
     EXPECT_TRUE(cc.disagreements.empty()) << "disagreements with libonnx:\n" << Join(cc.disagreements);
     EXPECT_TRUE(cc.ferry_errors.empty()) << "valid models rejected:\n" << Join(cc.ferry_errors);
+    EXPECT_TRUE(cc.declared_conflicts.empty()) << "inferred vs declared types:\n" << Join(cc.declared_conflicts);
   }
 }
 

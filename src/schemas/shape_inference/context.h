@@ -125,6 +125,8 @@ using Dims = std::vector<ir::Dim>;
 
 std::string DimsToString(std::span<const ir::Dim> dims);
 inline ir::Dim UnknownDim() { return ir::Dim{}; }
+// A static dim for v >= 0 (attribute values, constants), else unknown.
+inline ir::Dim DimOf(int64_t v) { return v >= 0 ? ir::Dim::Static(v) : ir::Dim{}; }
 bool IsOne(const ir::Dim& d);
 // The multidirectional broadcast of two dims; sets *conflict when both are static, differ and neither is 1.
 ir::Dim BroadcastDim(const ir::Dim& a, const ir::Dim& b, bool* conflict);
@@ -140,7 +142,8 @@ ir::Dim DimProduct(std::span<const ir::Dim> dims);
 ir::Dim MulDim(const ir::Dim& a, int64_t b);
 // Normalizes `axis` into [0, rank); Fails naming `what` when out of range.
 int64_t NormalizeAxis(InferenceContext& ctx, int64_t axis, int64_t rank, std::string_view what);
-// Checked arithmetic on non-negative sizes: nullopt on overflow.
+// Checked arithmetic (model attributes and dims are untrusted): nullopt on overflow.
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b);
+std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
 
 }  // namespace ferry::schemas

@@ -144,7 +144,7 @@ void RandomWithShape(InferenceContext& ctx) {
   SetDtypeFromAttr(ctx, "dtype", DataType::kFloat);
   if (ctx.has_attr("shape")) {
     Dims out;
-    for (int64_t v : ctx.attr_ints("shape")) out.push_back(v >= 0 ? ir::Dim::Static(v) : UnknownDim());
+    for (int64_t v : ctx.attr_ints("shape")) out.push_back(DimOf(v));
     ctx.SetOutputShape(0, std::move(out));
   }
 }
@@ -160,7 +160,7 @@ void Multinomial(InferenceContext& ctx) {
   SetDtypeFromAttr(ctx, "dtype", DataType::kInt32);
   const Dims* x = ctx.input_shape(0);
   ctx.SetOutputShape(0, {x && x->size() == 2 ? (*x)[0] : UnknownDim(),
-                         ir::Dim::Static(ctx.attr_int("sample_size", 1))});
+                         DimOf(ctx.attr_int("sample_size", 1))});
 }
 
 // HannWindow, HammingWindow, BlackmanWindow: [size], output_datatype float by default.

@@ -54,7 +54,11 @@ Dims WindowOutput(InferenceContext& ctx, std::span<const ir::Dim> in, const std:
   Dims out(n);
   for (size_t d = 0; d < n; ++d) {
     const int64_t s = strides[d];
-    const int64_t eff = (kernel[d] - 1) * dilations[d] + 1;
+    if (kernel[d] < 1) continue;
+    auto eff_m1 = CheckedMul(kernel[d] - 1, dilations[d]);
+    auto padded = CheckedAdd(pads[d], pads[d + n]);
+    if (!eff_m1 || !padded) continue;  // absurd attributes: leave the dim unknown
+    const int64_t eff = *eff_m1 + 1;
     if (!in[d].is_static()) {
       // The dim survives unchanged when the window is the identity along it.
       if (s == 1 && ((same) || (eff == 1 && pads[d] == 0 && pads[d + n] == 0))) out[d] = in[d];
@@ -63,17 +67,21 @@ Dims WindowOutput(InferenceContext& ctx, std::span<const ir::Dim> in, const std:
     const int64_t x = in[d].value;
     int64_t o;
     if (same) {
-      o = (x + s - 1) / s;
+      o = x / s + (x % s != 0 ? 1 : 0);
     } else {
-      const int64_t span = x + pads[d] + pads[d + n] - eff;
+      auto total = CheckedAdd(x, *padded);
+      if (!total) continue;
+      const int64_t span = *total - eff;
       if (span < 0) {
         ctx.Fail("input " + ctx.InputString(0) + " is too small along spatial dim " + std::to_string(d) +
                  " for kernel " + IntsString(kernel) + " with dilations " + IntsString(dilations) + " and pads " +
                  IntsString(pads));
       }
       if (ceil_mode) {
-        o = (span + s - 1) / s + 1;
-        if ((o - 1) * s >= x + pads[d]) --o;  // a last window may not start in the end padding
+        o = span / s + (span % s != 0 ? 1 : 0) + 1;
+        auto start = CheckedMul(o - 1, s);
+        auto limit = CheckedAdd(x, pads[d]);
+        if (start && limit && *start >= *limit) --o;  // a last window may not start in the end padding
       } else {
         o = span / s + 1;
       }
@@ -149,7 +157,7 @@ void ConvTranspose(InferenceContext& ctx) {
       ctx.Fail("output_shape " + IntsString(ctx.attr_ints("output_shape")) + " must have " + std::to_string(n) +
                " values");
     }
-    for (int64_t v : output_shape) out.push_back(v >= 0 ? ir::Dim::Static(v) : UnknownDim());
+    for (int64_t v : output_shape) out.push_back(DimOf(v));
     ctx.SetOutputShape(0, std::move(out));
     return;
   }
@@ -180,18 +188,26 @@ void ConvTranspose(InferenceContext& ctx) {
       out.emplace_back();
       continue;
     }
-    int64_t o;
+    std::optional<int64_t> o;
     if (same) {
-      o = in.value * strides[d];
-    } else {
-      const int64_t eff = (kernel[d] - 1) * dilations[d] + 1;
-      o = strides[d] * (in.value - 1) + out_pad[d] + eff - pads[d] - pads[d + n];
+      o = CheckedMul(in.value, strides[d]);
+    } else if (auto eff = kernel[d] >= 1 ? CheckedMul(kernel[d] - 1, dilations[d]) : std::nullopt;
+               eff && in.value >= 1) {
+      // strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1 - pads
+      o = CheckedMul(strides[d], in.value - 1);
+      for (int64_t add : {out_pad[d], *eff, int64_t{1}, -pads[d], -pads[d + n]}) {
+        if (o) o = CheckedAdd(*o, add);
+      }
     }
-    if (o <= 0) {
-      ctx.Fail("the output spatial extent along dim " + std::to_string(d) + " would be " + std::to_string(o) +
+    if (!o) {
+      out.emplace_back();
+      continue;
+    }
+    if (*o <= 0) {
+      ctx.Fail("the output spatial extent along dim " + std::to_string(d) + " would be " + std::to_string(*o) +
                " (X " + ctx.InputString(0) + ", kernel " + IntsString(kernel) + ", pads " + IntsString(pads) + ")");
     }
-    out.push_back(ir::Dim::Static(o));
+    out.push_back(ir::Dim::Static(*o));
   }
   ctx.SetOutputShape(0, std::move(out));
 }
@@ -230,7 +246,7 @@ void MaxUnpool(InferenceContext& ctx) {
   if (ctx.has_input(2)) {
     if (auto s = ctx.input_ints(2)) {
       Dims out;
-      for (int64_t v : *s) out.push_back(v >= 0 ? ir::Dim::Static(v) : UnknownDim());
+      for (int64_t v : *s) out.push_back(DimOf(v));
       ctx.SetOutputShape(0, std::move(out));
     }
     return;
@@ -245,8 +261,11 @@ void MaxUnpool(InferenceContext& ctx) {
   Dims out{(*x)[0], (*x)[1]};
   for (size_t d = 0; d < n; ++d) {
     const ir::Dim& in = (*x)[2 + d];
-    out.push_back(in.is_static() ? ir::Dim::Static((in.value - 1) * strides[d] + kernel[d] - pads[d] - pads[d + n])
-                                 : UnknownDim());
+    std::optional<int64_t> o = in.is_static() && in.value >= 1 ? CheckedMul(in.value - 1, strides[d]) : std::nullopt;
+    for (int64_t add : {kernel[d], -pads[d], -pads[d + n]}) {
+      if (o) o = CheckedAdd(*o, add);
+    }
+    out.push_back(o ? DimOf(*o) : UnknownDim());
   }
   ctx.SetOutputShape(0, std::move(out));
 }
@@ -278,8 +297,7 @@ void RoiAlign(InferenceContext& ctx) {
   const Dims* idx = ctx.input_shape(2);
   ir::Dim num = rois && !rois->empty() ? (*rois)[0] : idx && !idx->empty() ? (*idx)[0] : UnknownDim();
   ctx.SetOutputShape(0, {num, x && x->size() > 1 ? (*x)[1] : UnknownDim(),
-                         ir::Dim::Static(ctx.attr_int("output_height", 1)),
-                         ir::Dim::Static(ctx.attr_int("output_width", 1))});
+                         DimOf(ctx.attr_int("output_height", 1)), DimOf(ctx.attr_int("output_width", 1))});
 }
 
 void MaxRoiPool(InferenceContext& ctx) {
@@ -288,8 +306,7 @@ void MaxRoiPool(InferenceContext& ctx) {
   std::vector<int64_t> pooled = ctx.attr_ints("pooled_shape");
   if (pooled.size() != 2) return;
   ctx.SetOutputShape(0, {rois && !rois->empty() ? (*rois)[0] : UnknownDim(),
-                         x && x->size() > 1 ? (*x)[1] : UnknownDim(), ir::Dim::Static(pooled[0]),
-                         ir::Dim::Static(pooled[1])});
+                         x && x->size() > 1 ? (*x)[1] : UnknownDim(), DimOf(pooled[0]), DimOf(pooled[1])});
 }
 
 // DepthToSpace [N, C, H, W] -> [N, C/b², H*b, W*b]; SpaceToDepth the inverse.
@@ -299,7 +316,7 @@ void DepthSpace(InferenceContext& ctx) {
   if (!x) return;
   if (x->size() != 4) ctx.Fail("input " + ctx.InputString(0) + " must have rank 4");
   const int64_t b = ctx.attr_int("blocksize", 0);
-  if (b <= 0) return;
+  if (b <= 0 || b > (int64_t{1} << 31)) return;
   const int64_t bb = b * b;
   auto div = [&](const ir::Dim& d, int64_t k, const char* what) -> ir::Dim {
     if (!d.is_static()) return UnknownDim();
@@ -333,7 +350,7 @@ void Recurrent(InferenceContext& ctx) {
   const int64_t dirs = ctx.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
   ir::Dim hidden = UnknownDim();
   if (ctx.has_attr("hidden_size")) {
-    hidden = ir::Dim::Static(ctx.attr_int("hidden_size", 0));
+    hidden = DimOf(ctx.attr_int("hidden_size", 0));
   } else if (r && r->size() == 3) {
     hidden = (*r)[2];
   }

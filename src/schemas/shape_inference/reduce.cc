@@ -59,7 +59,7 @@ void TopK(InferenceContext& ctx) {
   const size_t axis = static_cast<size_t>(NormalizeAxis(ctx, ctx.attr_int("axis", -1), rank, "axis"));
   ir::Dim k;
   if (ctx.opset() < 10) {
-    k = ir::Dim::Static(ctx.attr_int("k", 0));
+    k = DimOf(ctx.attr_int("k", 0));
   } else if (auto v = ctx.input_ints(1); v && v->size() == 1) {
     if ((*v)[0] < 0) ctx.Fail("K = " + std::to_string((*v)[0]) + " must be >= 0");
     k = ir::Dim::Static((*v)[0]);

@@ -49,7 +49,8 @@ void Concat(InferenceContext& ctx) {
     if (!s) continue;
     for (size_t d = 0; d < s->size(); ++d) {
       if (d == axis) {
-        if ((*s)[d].is_static() && sum_known) sum += (*s)[d].value;
+        std::optional<int64_t> next = (*s)[d].is_static() ? CheckedAdd(sum, (*s)[d].value) : std::nullopt;
+        if (next && sum_known) sum = *next;
         else sum_known = false;
         continue;
       }
@@ -105,7 +106,7 @@ void Split(InferenceContext& ctx) {
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
       if ((*split)[i] < 0) ctx.Fail("split " + IntsString(*split) + " has a negative value");
-      total += (*split)[i];
+      total = CheckedAdd(total, (*split)[i]).value_or(INT64_MAX);
       sizes[i] = ir::Dim::Static((*split)[i]);
     }
     if (dim.is_static() && total != dim.value) {
@@ -169,7 +170,7 @@ void GatherND(InferenceContext& ctx) {
   if (!data || !indices || indices->empty() || !indices->back().is_static()) return;
   const int64_t b = ctx.attr_int("batch_dims", 0);
   const int64_t last = indices->back().value;
-  if (b < 0 || b + last > static_cast<int64_t>(data->size())) {
+  if (b < 0 || b > static_cast<int64_t>(data->size()) || last > static_cast<int64_t>(data->size()) - b) {
     ctx.Fail("indices " + ctx.InputString(1) + " index " + std::to_string(last) + " dims after batch_dims = " +
              std::to_string(b) + ", more than data " + ctx.InputString(0) + " has");
   }
@@ -189,11 +190,11 @@ int64_t SliceLength(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  return start > end ? (start - end - 1) / (-step) + 1 : 0;
 }
 
 void Slice(InferenceContext& ctx) {
@@ -296,13 +297,14 @@ void Pad(InferenceContext& ctx) {
   const size_t n = axes.size();
   for (size_t i = 0; i < n; ++i) {
     const size_t a = static_cast<size_t>(NormalizeAxis(ctx, axes[i], rank, "axis"));
-    const int64_t extra = (*pads)[i] + (*pads)[i + n];
-    if (extra == 0) continue;
-    if (!out[a].is_static()) {
+    const auto extra = CheckedAdd((*pads)[i], (*pads)[i + n]);
+    if (extra && *extra == 0) continue;
+    const auto sum = extra && out[a].is_static() ? CheckedAdd(out[a].value, *extra) : std::nullopt;
+    if (!sum) {
       out[a] = UnknownDim();
       continue;
     }
-    const int64_t v = out[a].value + extra;
+    const int64_t v = *sum;
     if (v < 0) {
       ctx.Fail("pads " + IntsString(*pads) + " remove more than dim " + std::to_string(a) + " of input " +
                ctx.InputString(0) + " holds");
@@ -364,7 +366,7 @@ void Resize(InferenceContext& ctx) {
       for (int64_t a : axes) out[static_cast<size_t>(a)] = UnknownDim();
     } else if (policy == "stretch") {
       for (size_t i = 0; i < axes.size(); ++i) {
-        out[static_cast<size_t>(axes[i])] = (*sizes)[i] >= 0 ? ir::Dim::Static((*sizes)[i]) : UnknownDim();
+        out[static_cast<size_t>(axes[i])] = DimOf((*sizes)[i]);
       }
     } else {
       // One scale for all axes (the smallest or the largest ratio), rounded.
@@ -446,7 +448,7 @@ void CenterCropPad(InferenceContext& ctx) {
   Dims out(*x);
   for (size_t i = 0; i < axes.size(); ++i) {
     const size_t a = static_cast<size_t>(NormalizeAxis(ctx, axes[i], rank, "axis"));
-    out[a] = shape && i < shape->size() && (*shape)[i] >= 0 ? ir::Dim::Static((*shape)[i]) : UnknownDim();
+    out[a] = shape && i < shape->size() ? DimOf((*shape)[i]) : UnknownDim();
   }
   ctx.SetOutputShape(0, std::move(out));
 }
@@ -488,7 +490,8 @@ void TfIdfVectorizer(InferenceContext& ctx) {
   const Dims* x = ctx.input_shape(0);
   const std::vector<int64_t> idx = ctx.attr_ints("ngram_indexes");
   if (!x || idx.empty() || x->empty() || x->size() > 2) return;
-  const ir::Dim n = ir::Dim::Static(*std::max_element(idx.begin(), idx.end()) + 1);
+  const int64_t max = *std::max_element(idx.begin(), idx.end());
+  const ir::Dim n = max < INT64_MAX ? DimOf(max + 1) : UnknownDim();
   ctx.SetOutputShape(0, x->size() == 1 ? Dims{n} : Dims{(*x)[0], n});
 }
 
