@@ -218,7 +218,16 @@ void Set(void* obj, const char* name, const std::string& value) {
   agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value.c_str()), const_cast<char*>(""));
 }
 
-// Owns the Graphviz objects of one drawing.
+// One Graphviz context for the whole process, never freed (guarded by GraphvizMutex()). Graphviz 2.42's pango
+// text-layout plugin caches a pointer to the last font name in a static variable; that name is owned by the
+// context's font dictionary, so freeing a context and creating another made the next layout strcmp() freed
+// memory (AddressSanitizer: heap-use-after-free in pango_textlayout on the second drawing in a process).
+GVC_t* GraphvizContext() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
+
+// Owns the Graphviz objects of one drawing (the context is shared, see GraphvizContext()).
 struct GraphvizSession {
   GVC_t* gvc = nullptr;
   Agraph_t* graph = nullptr;
@@ -226,7 +235,6 @@ struct GraphvizSession {
   ~GraphvizSession() {
     if (laid_out) gvFreeLayout(gvc, graph);
     if (graph) agclose(graph);
-    if (gvc) gvFreeContext(gvc);
   }
 };
 
@@ -274,7 +282,7 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
   const auto start = std::chrono::steady_clock::now();
   {
     GraphvizSession s;
-    s.gvc = gvContext();
+    s.gvc = GraphvizContext();
     s.graph = s.gvc ? agopen(const_cast<char*>("ferry"), Agdirected, nullptr) : nullptr;
     if (s.graph) {
       Agraph_t* g = s.graph;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -377,6 +378,64 @@ TEST(ShapeInference, InvalidModelsAreRejectedNamingTheNode) {
     Int64Init(b, "s", {1}, {7});
     b.Node("Reshape", {"x", "s"}, {"y"}, "rs");
     ExpectInvalid([&] { Infer(b); }, {"node 'rs'", "Reshape", "6 elements"});
+  }
+}
+
+// Untrusted attribute and constant values at the int64 limits: inference either works, leaves dims unknown, or
+// rejects the model; it never overflows or crashes (run under the sanitizer build to see UB).
+TEST(ShapeInference, ExtremeValuesDoNotOverflow) {
+  const int64_t big = INT64_MAX, small = INT64_MIN;
+  for (int64_t v : {big, small, big - 1, small + 1, int64_t{0}, int64_t{-1}}) {
+    ModelBuilder b(17);
+    b.Input("x", kF, {1, 2, 9, 9});
+    FloatInit(b, "w", {2, 2, 3, 3});
+    Int64Init(b, "v1", {1}, {v});
+    Int64Init(b, "v4", {4}, {v, v, v, v});
+    Int64Init(b, "v8", {8}, {v, v, v, v, v, v, v, v});
+    Int64Init(b, "one", {}, {1});
+    Int64Init(b, "vs", {}, {v});
+    auto& conv = b.Node("Conv", {"x", "w"}, {"c"});
+    Ints(conv, "pads", {v, v, v, v});
+    Ints(conv, "dilations", {v, v});
+    ModelBuilder::IntAttr(conv, "group", v);
+    auto& ct = b.Node("ConvTranspose", {"x", "w"}, {"ct"});
+    Ints(ct, "pads", {v, v, v, v});
+    Ints(ct, "output_padding", {v, v});
+    auto& pool = b.Node("AveragePool", {"x"}, {"p"});
+    Ints(pool, "kernel_shape", {v, 2});
+    Ints(pool, "strides", {v, v});
+    ModelBuilder::IntAttr(pool, "ceil_mode", 1);
+    auto& mu = b.Node("MaxUnpool", {"x", "x"}, {"mu"});
+    Ints(mu, "kernel_shape", {v, v});
+    Ints(mu, "pads", {v, v, v, v});
+    b.Node("Pad", {"x", "v8"}, {"pad"});
+    b.Node("Slice", {"x", "v4", "v4", "", "v4"}, {"sl"});
+    b.Node("Range", {"vs", "one", "vs"}, {"r1"});
+    b.Node("Range", {"one", "vs", "one"}, {"r2"});
+    b.Node("Tile", {"x", "v4"}, {"tile"});
+    b.Node("Expand", {"x", "v4"}, {"ex"});
+    b.Node("Reshape", {"x", "v4"}, {"rs"});
+    b.Node("ConstantOfShape", {"v4"}, {"cos"});
+    b.Node("TopK", {"x", "v1"}, {"tv", "ti"});
+    b.Node("Resize", {"x", "", "", "v4"}, {"rz"});
+    auto& sp = b.Node("Split", {"x", "v4"}, {"s0", "s1", "s2", "s3"});
+    ModelBuilder::IntAttr(sp, "axis", 3);
+    b.Node("Add", {"vs", "vs"}, {"add"});
+    b.Node("Mul", {"vs", "vs"}, {"mul"});
+    b.Node("Neg", {"vs"}, {"neg"});
+    b.Node("Unsqueeze", {"vs", "v1"}, {"unsq"});
+    // Each node alone, so that one rejection does not hide the others.
+    const onnx::GraphProto all = b.graph();
+    for (int i = 0; i < all.node_size(); ++i) {
+      ModelBuilder one(17);
+      *one.proto().mutable_graph() = all;
+      one.graph().clear_node();
+      *one.graph().add_node() = all.node(i);
+      try {
+        Infer(one);
+      } catch (const InvalidModelError&) {
+      }
+    }
   }
 }
 

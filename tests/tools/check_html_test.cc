@@ -185,5 +185,17 @@ TEST(CheckHtml, WriteCheckHtml) {
   EXPECT_THROW(WriteCheckHtml(MakeReport(), "/nonexistent-dir/x.html"), InvalidArgumentError);
 }
 
+// Several drawings in one process (a library user, or every CheckHtml test run by one ferry_tests process; ctest
+// runs each case alone). Graphviz 2.42's pango plugin kept a pointer into the font dictionary of a freed context,
+// so the second drawing read freed memory (caught by the FERRY_SANITIZE=ON build as heap-use-after-free).
+TEST(CheckHtml, DrawsRepeatedlyInOneProcess) {
+  const CheckReport r = MakeReport();
+  for (int i = 0; i < 3; ++i) {
+    const std::string html = CheckHtml(r);
+    ASSERT_NE(html.find("<svg"), std::string::npos) << "drawing " << i;
+    EXPECT_EQ(Count(html, "data-node=\""), r.nodes.size()) << "drawing " << i;
+  }
+}
+
 }  // namespace
 }  // namespace ferry::tools

@@ -113,12 +113,18 @@ void Range(InferenceContext& ctx) {
     const int64_t start = (*s)[0], limit = (*l)[0], delta = (*d)[0];
     if (delta == 0) ctx.Fail("delta must not be 0");
     const double span = static_cast<double>(limit) - static_cast<double>(start);
-    const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span / static_cast<double>(delta))));
+    const double count = std::ceil(span / static_cast<double>(delta));
+    if (!(count < 9.0e18)) {
+      ctx.SetOutputShape(0, {UnknownDim()});
+      return;
+    }
+    const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     ctx.SetOutputShape(0, {ir::Dim::Static(n)});
     if (n <= kMaxPartialValueElems) {
       PartialValue v;
-      for (int64_t k = 0; k < n; ++k) v.elems.push_back(SymInt::Known(start + k * delta));
-      ctx.SetOutputValue(0, std::move(v));
+      std::optional<int64_t> x = start;
+      for (int64_t k = 0; k < n && x; ++k, x = CheckedAdd(*x, delta)) v.elems.push_back(SymInt::Known(*x));
+      if (static_cast<int64_t>(v.elems.size()) == n) ctx.SetOutputValue(0, std::move(v));
     }
     return;
   }

@@ -3,6 +3,8 @@
 // softmaxes (same shape), RoI pools, depth/space rearrangements, grid sampling, recurrent layers, losses and
 // the training optimizers.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <string>
 
 #include "schemas/shape_inference/context.h"
@@ -101,10 +103,12 @@ void Conv(InferenceContext& ctx) {
     ctx.Fail("weight W " + ctx.InputString(kW) + " and input X " + ctx.InputString(0) + " differ in rank");
   }
   const int64_t group = ctx.attr_int("group", 1);
-  if (x && w && (*x)[1].is_static() && (*w)[1].is_static() && (*x)[1].value != (*w)[1].value * group) {
-    ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
-             ctx.InputString(kW) + " with group = " + std::to_string(group) + " expects " +
-             std::to_string((*w)[1].value * group));
+  if (x && w && (*x)[1].is_static() && (*w)[1].is_static()) {
+    auto expected = CheckedMul((*w)[1].value, group);
+    if (!expected || *expected != (*x)[1].value) {
+      ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
+               ctx.InputString(kW) + " with group = " + std::to_string(group) + " expects W[1] * group");
+    }
   }
   const size_t rank = x ? x->size() : w ? w->size() : 0;
   if (rank < 3) return;
@@ -192,7 +196,7 @@ void ConvTranspose(InferenceContext& ctx) {
     if (same) {
       o = CheckedMul(in.value, strides[d]);
     } else if (auto eff = kernel[d] >= 1 ? CheckedMul(kernel[d] - 1, dilations[d]) : std::nullopt;
-               eff && in.value >= 1) {
+               eff && in.value >= 1 && pads[d] != INT64_MIN && pads[d + n] != INT64_MIN) {
       // strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1 - pads
       o = CheckedMul(strides[d], in.value - 1);
       for (int64_t add : {out_pad[d], *eff, int64_t{1}, -pads[d], -pads[d + n]}) {
@@ -261,9 +265,13 @@ void MaxUnpool(InferenceContext& ctx) {
   Dims out{(*x)[0], (*x)[1]};
   for (size_t d = 0; d < n; ++d) {
     const ir::Dim& in = (*x)[2 + d];
-    std::optional<int64_t> o = in.is_static() && in.value >= 1 ? CheckedMul(in.value - 1, strides[d]) : std::nullopt;
-    for (int64_t add : {kernel[d], -pads[d], -pads[d + n]}) {
-      if (o) o = CheckedAdd(*o, add);
+    std::optional<int64_t> o = in.is_static() && in.value >= 1 && pads[d] != INT64_MIN && pads[d + n] != INT64_MIN
+                                   ? CheckedMul(in.value - 1, strides[d])
+                                   : std::nullopt;
+    if (o) {
+      for (int64_t add : {kernel[d], -pads[d], -pads[d + n]}) {
+        if (o) o = CheckedAdd(*o, add);
+      }
     }
     out.push_back(o ? DimOf(*o) : UnknownDim());
   }

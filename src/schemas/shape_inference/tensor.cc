@@ -116,7 +116,7 @@ void Split(InferenceContext& ctx) {
   } else if (dim.is_static() && n > 0) {
     const int64_t d = dim.value, k = static_cast<int64_t>(n);
     if (ctx.opset() >= 18 && ctx.has_attr("num_outputs")) {
-      const int64_t chunk = (d + k - 1) / k;
+      const int64_t chunk = d / k + (d % k != 0 ? 1 : 0);
       for (size_t i = 0; i < n; ++i) {
         const int64_t begin = std::min<int64_t>(d, chunk * static_cast<int64_t>(i));
         sizes[i] = ir::Dim::Static(std::min<int64_t>(chunk, d - begin));
@@ -384,8 +384,8 @@ void Resize(InferenceContext& ctx) {
       }
       for (int64_t a : axes) {
         const ir::Dim& d = (*x)[static_cast<size_t>(a)];
-        out[static_cast<size_t>(a)] =
-            known ? ir::Dim::Static(static_cast<int64_t>(s * static_cast<double>(d.value) + 0.5)) : UnknownDim();
+        const double v = s * static_cast<double>(d.value) + 0.5;
+        out[static_cast<size_t>(a)] = known && v >= 0 && v < 9.0e18 ? ir::Dim::Static(static_cast<int64_t>(v)) : UnknownDim();
       }
     }
   }
