@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "backends/backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "commands.h"
+#include "placement_flags.h"
 #include "core/isa.h"
 #include "ferry/error.h"
 #include "tools/check.h"
@@ -22,6 +24,7 @@ struct CheckArgs {
   std::string isa, target_isa, cc;
   std::vector<std::string> shapes;
   bool json = false, verbose = false;
+  PlacementFlags placement;
   std::string html;
   std::string fail_on;
   double max_fallback = -1;
@@ -61,10 +64,15 @@ int Usage(const std::string& message) {
 int Check(const CheckArgs& a) {
   tools::CheckOptions options;
   tools::CheckGate gate;
+  // Plugins first (a bad plugin is an error, exit 1, like a bad model): their backends may be named below.
+  for (const auto& path : a.placement.plugins) LoadPlugin(path);
+  options.plugins = a.placement.plugins;
   // Usage errors first (exit 2), before the model is read.
   try {
     options.backends = SplitList(a.backends);
     if (options.backends.empty()) throw InvalidArgumentError("--backends: the list is empty");
+    options.pins = a.placement.ParsedPins();
+    options.allow_fallback = !a.placement.no_fallback;
     for (const auto& name : options.backends) {
       if (!FindBackend(name)) {
         std::string known;
@@ -138,6 +146,7 @@ Command AddCheckCommand(CLI::App& app) {
                   "exit 3 when more than PCT percent of the nodes do not run on the first backend")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("-v,--verbose", args->verbose, "list every node, not only the ones that are not native");
+  AddPlacementFlags(*cmd, args->placement);
   return [args] { return Check(*args); };
 }
 

@@ -1,11 +1,13 @@
-// ferry ops [--backend B] [--op X] [--domain D] [--json|--md]: the operator support matrix, read from the
+// ferry ops [--backend B] [--op X] [--domain D] [--plugin PATH]... [--json|--md]: the operator support matrix, read from the
 // kernel registries and schemas (src/tools/ops_matrix.h documents the JSON).
 // Exit codes: 0 ok; 1 when the filters match no op (a valid, empty document is still printed for --json and
 // --md; text prints nothing on stdout); 2 usage error, including an unknown --backend.
 #include <iostream>
 
 #include "backends/backend.h"
+#include "backends/plugin/plugin_loader.h"
 #include "commands.h"
+#include "placement_flags.h"
 #include "tools/ops_matrix.h"
 
 namespace ferry::cli {
@@ -14,9 +16,11 @@ namespace {
 struct OpsArgs {
   std::string backend, op, domain;
   bool json = false, md = false;
+  PlacementFlags placement;
 };
 
 int Ops(const OpsArgs& a, const CLI::App& cmd) {
+  for (const auto& path : a.placement.plugins) LoadPlugin(path);  // errors: exit 1 (main)
   if (!a.backend.empty() && !FindBackend(a.backend)) {
     std::string known;
     for (const auto& n : BackendNames()) known += (known.empty() ? "" : ", ") + n;
@@ -56,6 +60,7 @@ Command AddOpsCommand(CLI::App& app) {
   auto* json = cmd->add_flag("--json", args->json, "machine-readable output");
   auto* md = cmd->add_flag("--md", args->md, "the Markdown of docs/ops.md");
   json->excludes(md);
+  AddPluginFlag(*cmd, args->placement);
   cmd->footer("Exit codes: 0 ok, 1 no op matches the filters, 2 usage error (including an unknown --backend).");
   return [args, cmd] { return Ops(*args, *cmd); };
 }

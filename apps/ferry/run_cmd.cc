@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "placement_flags.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "tools/npy.h"
@@ -28,6 +29,9 @@ struct RunArgs {
   std::string backends = "ref";
   int threads = 0;
   std::string isa;
+  PlacementFlags placement;
+  bool report = false;
+  bool verbose = false;
 };
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -52,6 +56,9 @@ int Run(const RunArgs& a) {
   options.backends = Split(a.backends, ',');
   options.threads = a.threads;
   options.isa = a.isa;
+  options.plugins = a.placement.plugins;
+  options.pins = a.placement.ParsedPins();
+  options.allow_fallback = !a.placement.no_fallback;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -80,9 +87,11 @@ int Run(const RunArgs& a) {
   auto inputs = tools::BuildInputs(*session, spec);
   std::vector<double> times_ms;
   std::vector<NamedValue> outputs;
+  RunStats stats;
   for (int r = 0; r < std::max(1, a.repeat); ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    outputs = session->RunValues(inputs);
+    stats = RunStats();
+    outputs = session->RunValues(inputs, &stats);
     times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!a.output_dir.empty()) {
@@ -96,7 +105,11 @@ int Run(const RunArgs& a) {
   }
   nlohmann::json j;
   j["model"] = a.model;
-  j["backends"] = options.backends;
+  j["backends"] = session->placement().backends;
+  if (a.report) {
+    j["placement"] = nlohmann::json::parse(FormatPlacementJson(session->placement()));
+    j["placement"]["measured"] = {{"copies", stats.copies}, {"bytes_copied", stats.bytes_copied}};
+  }
   for (const auto& [name, v] : outputs) {
     nlohmann::json o;
     o["name"] = name;
@@ -127,7 +140,16 @@ int Run(const RunArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << "model " << a.model << " on " << a.backends << "\n";
+  std::cout << "model " << a.model << " on ";
+  for (size_t i = 0; i < session->placement().backends.size(); ++i) {
+    std::cout << (i ? "," : "") << session->placement().backends[i];
+  }
+  std::cout << "\n";
+  if (a.report) {
+    std::cout << FormatPlacementText(session->placement(), a.verbose);
+    std::cout << "  measured in the last run: " << stats.copies << " copies, " << stats.bytes_copied
+              << " bytes copied\n";
+  }
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << ": ";
     if (o["kind"] == "tensor") {
@@ -175,6 +197,10 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
   cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
+  AddPlacementFlags(*cmd, args->placement);
+  cmd->add_flag("--report", args->report,
+                "print where each node runs and why: segments, fallbacks, copies (with --json: a \"placement\" key)");
+  cmd->add_flag("-v,--verbose", args->verbose, "with --report: list every node, not only the ones not native");
   return [args] { return Run(*args); };
 }
 

@@ -9,14 +9,24 @@
 #include <vector>
 
 #include "ferry/error.h"
+#include "ferry/placement_report.h"
 #include "ferry/tensor.h"
 #include "ferry/value.h"
 
 namespace ferry {
 
 struct SessionOptions {
-  // Backends in priority order. Today: "ref".
+  // Backends in priority order. Today: "ref". Each node goes to the first backend whose kernel supports it.
   std::vector<std::string> backends = {"ref"};
+  // false: every node must run on the first backend (or on the plugin that provides its custom op); session
+  // creation fails listing every node that would fall back (`--no-fallback`).
+  bool allow_fallback = true;
+  // (node name or op type, backend): run that node, or every node of that op type, on that backend; a rule by
+  // node name wins over one by op type (`--pin NODE_OR_OP=BACKEND`). A pin that matches no node is an error.
+  std::vector<std::pair<std::string, std::string>> pins;
+  // Custom-op plugins (shared libraries, include/ferry/plugin.h) to load before placement. Each adds a backend
+  // named after its file (libfoo_ops.so -> "foo_ops"), appended to `backends` unless listed there already.
+  std::vector<std::string> plugins;
   // Intra-op threads per run (0 = all hardware threads).
   int threads = 0;
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
@@ -39,6 +49,12 @@ struct IoInfo {
 
 using NamedValue = std::pair<std::string, Value>;
 
+// What one run did besides computing.
+struct RunStats {
+  int64_t copies = 0;        // copies between devices (subgraph runs included)
+  int64_t bytes_copied = 0;
+};
+
 class Session {
  public:
   // Throws ferry::Error (InvalidModel, Unsupported, ...) naming the model path, node and op on failure.
@@ -51,11 +67,15 @@ class Session {
 
   const std::vector<IoInfo>& inputs() const;   // inputs the caller must feed (initializers excluded)
   const std::vector<IoInfo>& outputs() const;
+  // Where each node runs and why, segments, copies, fallback ratios (`ferry run --report`).
+  const PlacementReport& placement() const;
 
   // Run the model. Every required input must be given by name; dtypes and static dims are checked
   // (InvalidArgumentError naming the input, expected vs got). Thread-safe.
   // Inputs and outputs may be tensors, sequences or optionals.
   std::vector<NamedValue> RunValues(const std::vector<NamedValue>& inputs) const;
+  // Same, also counting the copies between devices this run made.
+  std::vector<NamedValue> RunValues(const std::vector<NamedValue>& inputs, RunStats* stats) const;
   // Tensor-only convenience: throws InvalidArgumentError if an output is not a tensor.
   std::vector<std::pair<std::string, Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs) const;
 

@@ -7,26 +7,41 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/value.h"
 #include "kernels/registry.h"
 
 namespace ferry {
+
+// The device of every host backend: values in host memory, shared by all of them without copies.
+inline constexpr std::string_view kHostDevice = "cpu";
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
-  virtual std::string device() const = 0;  // "cpu" for host backends
+  // Where the backend's kernels read and write values: kHostDevice for host backends; another name ("cuda:0")
+  // for a backend with memory of its own. Placement inserts a copy wherever a value crosses devices.
+  virtual std::string device() const = 0;
   virtual const KernelRegistry& kernels() const = 0;
+  // True for backends a custom-op plugin added (see backends/plugin/plugin_loader.h).
+  virtual bool is_plugin() const { return false; }
+
+  // Moving values between host memory and this backend's device. Only called on backends whose device() is
+  // not kHostDevice; the defaults throw InternalError.
+  virtual Value CopyToDevice(const Value& host_value) const;
+  virtual Value CopyToHost(const Value& device_value) const;
 };
+
+bool IsHostDevice(std::string_view device);
 
 // The backend called `name`, or nullptr if Ferry has none by that name.
 const Backend* FindBackend(std::string_view name);
 // Names of every backend: the built-in ones first, then registered ones in registration order.
 std::vector<std::string> BackendNames();
 
-// Adds a backend for the rest of the process (test backends today, plugins later); FindBackend finds it from
-// then on and pointers to it stay valid. Thread-safe. Throws InvalidArgumentError when `backend` is null or a
-// backend of the same name exists.
-void RegisterBackend(std::unique_ptr<Backend> backend);
+// Adds a backend for the rest of the process (test backends, plugins); FindBackend finds it from then on and
+// pointers to it stay valid. Thread-safe. Throws InvalidArgumentError when `backend` is null or a backend of
+// the same name exists. Returns the registered backend.
+const Backend& RegisterBackend(std::unique_ptr<Backend> backend);
 
 }  // namespace ferry

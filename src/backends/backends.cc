@@ -44,7 +44,17 @@ std::vector<std::string> BackendNames() {
   return names;
 }
 
-void RegisterBackend(std::unique_ptr<Backend> backend) {
+Value Backend::CopyToDevice(const Value&) const {
+  throw InternalError("backend '" + name() + "' (device " + device() + ") cannot copy values to its device");
+}
+
+Value Backend::CopyToHost(const Value&) const {
+  throw InternalError("backend '" + name() + "' (device " + device() + ") cannot copy values to the host");
+}
+
+bool IsHostDevice(std::string_view device) { return device == kHostDevice; }
+
+const Backend& RegisterBackend(std::unique_ptr<Backend> backend) {
   if (!backend) throw InvalidArgumentError("RegisterBackend: the backend is null");
   BackendList& list = AllBackends();
   std::unique_lock lock(list.mu);
@@ -54,6 +64,7 @@ void RegisterBackend(std::unique_ptr<Backend> backend) {
     }
   }
   list.backends.push_back(std::move(backend));
+  return *list.backends.back();
 }
 
 }  // namespace ferry

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "ferry/error.h"
@@ -9,7 +10,8 @@ namespace ferry::runtime {
 
 struct Executor::CompiledGraph {
   struct Step {
-    const ir::Node* node = nullptr;
+    const ir::Node* node = nullptr;  // a kernel step, or
+    const CopyPlan* copy = nullptr;  // a copy step (in: the value where it lives, out: its copy)
     const OpKernel* kernel = nullptr;
     std::vector<int> in, out;  // slot per input/output; -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
@@ -19,6 +21,8 @@ struct Executor::CompiledGraph {
   int num_slots = 0;
   std::vector<std::pair<int, const ir::Value*>> captures;  // local slot <- enclosing graph's value
   std::vector<std::pair<int, std::shared_ptr<const Tensor>>> constants;  // initializer slots
+  std::vector<std::pair<int, Value>> device_constants;  // initializers copied to a device at creation
+  std::vector<CopyPlan> copies;  // the per-run copies of this graph (steps point into it)
   std::vector<int> input_slots, output_slots;
   std::vector<Step> steps;
 };
@@ -27,6 +31,7 @@ struct Executor::Frame {
   const CompiledGraph* cg = nullptr;
   std::vector<Value> slots;
   const Frame* parent = nullptr;
+  RunStats* stats = nullptr;
 };
 
 namespace {
@@ -47,6 +52,25 @@ void CollectReads(const ir::Node& node, std::vector<const ir::Value*>& out) {
     for (const auto& n : sub->nodes()) CollectReads(*n, out);
     for (const ir::Value* v : sub->outputs()) out.push_back(v);
   }
+}
+
+int64_t ValueBytes(const Value& v) {
+  if (v.is_tensor()) return static_cast<int64_t>(v.tensor().nbytes());
+  int64_t n = 0;
+  if (v.is_sequence()) {
+    for (const Tensor& t : v.sequence().tensors) n += static_cast<int64_t>(t.nbytes());
+  }
+  return n;
+}
+
+// Device to device goes through the host.
+Value CopyValue(const CopyPlan& c, const Value& v) {
+  if (!c.to) return c.from->CopyToHost(v);
+  return c.to->CopyToDevice(c.from ? c.from->CopyToHost(v) : v);
+}
+
+std::string CopyDescription(const CopyPlan& c) {
+  return "copy of '" + c.value->name() + "' from " + c.from_device + " to " + c.to_device + " (" + c.reason + ")";
 }
 
 }  // namespace
@@ -72,8 +96,43 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
   for (const ir::Value* v : g.inputs()) cg->input_slots.push_back(slot(v));
   for (const ir::Value* v : g.initializers()) cg->constants.emplace_back(slot(v), v->initializer_ptr());
 
-  std::unordered_map<int, size_t> last_use;
+  // Copies of this graph, in execution order; copies of its initializers happen now, once.
+  std::map<std::pair<const ir::Value*, std::string>, int> copy_slot;  // (value, device) -> slot of the copy
+  for (const CopyPlan& c : placement.copies) {
+    if (c.graph != &g) continue;
+    if (c.once) {
+      const int s = cg->num_slots++;
+      try {
+        cg->device_constants.emplace_back(s, CopyValue(c, Value(*c.value->initializer())));
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw InternalError(CopyDescription(c) + ": " + e.what());
+      }
+      copy_slot[{c.value, c.to_device}] = s;
+    } else {
+      cg->copies.push_back(c);  // the placement does not outlive compilation
+    }
+  }
+  const std::vector<CopyPlan>& copies = cg->copies;
+  size_t next_copy = 0;
+  std::unordered_map<int, size_t> last_use;  // slot -> index of the last step reading it
+  auto emit_copies_before = [&](size_t node_index) {
+    for (; next_copy < copies.size() && copies[next_copy].before <= node_index; ++next_copy) {
+      const CopyPlan& c = copies[next_copy];
+      CompiledGraph::Step step;
+      step.copy = &c;
+      step.in.push_back(slot(c.value));
+      const int s = cg->num_slots++;
+      step.out.push_back(s);
+      copy_slot[{c.value, c.to_device}] = s;
+      last_use[step.in[0]] = cg->steps.size();
+      cg->steps.push_back(std::move(step));
+    }
+  };
+
   for (size_t i = 0; i < g.nodes().size(); ++i) {
+    emit_copies_before(i);
     const ir::Node& n = *g.nodes()[i];
     auto found = placement.nodes.find(&n);
     if (found == placement.nodes.end()) throw InternalError(n.Describe() + " was not placed");
@@ -81,18 +140,34 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
     CompiledGraph::Step step;
     step.node = &n;
     step.kernel = kernels_.back().get();
-    for (const ir::Value* v : n.inputs()) step.in.push_back(v ? slot(v) : -1);
+    for (size_t k = 0; k < n.num_inputs(); ++k) {
+      const ir::Value* v = n.input(k);
+      if (!v) {
+        step.in.push_back(-1);
+        continue;
+      }
+      auto copied = copy_slot.find({v, InputDevice(found->second, k)});
+      step.in.push_back(copied != copy_slot.end() ? copied->second : slot(v));
+    }
     for (const ir::Value* v : n.outputs()) step.out.push_back(v ? slot(v) : -1);
+    const size_t step_index = cg->steps.size();
+    for (int s : step.in) {
+      if (s >= 0) last_use[s] = step_index;
+    }
     std::vector<const ir::Value*> reads;
     CollectReads(n, reads);
     for (const ir::Value* v : reads) {
       // Reads of values defined inside the node's own subgraphs are not reads of this graph.
-      if (v->owner() == &g || IsAncestor(v->owner(), &g)) last_use[slot(v)] = i;
+      if (v->owner() == &g || IsAncestor(v->owner(), &g)) last_use[slot(v)] = step_index;
     }
     cg->steps.push_back(std::move(step));
     for (const ir::Graph* sub : n.subgraphs()) Compile(*sub, placement);
   }
-  for (const ir::Value* v : g.outputs()) cg->output_slots.push_back(slot(v));
+  emit_copies_before(g.nodes().size());
+  for (const ir::Value* v : g.outputs()) {
+    auto copied = copy_slot.find({v, std::string(kHostDevice)});
+    cg->output_slots.push_back(copied != copy_slot.end() ? copied->second : slot(v));
+  }
 
   std::unordered_set<int> keep(cg->output_slots.begin(), cg->output_slots.end());
   for (const auto& [s, step_index] : last_use) {
@@ -101,16 +176,19 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
   compiled_[&g] = std::move(cg);
 }
 
-std::vector<Value> Executor::Run(std::vector<Value> inputs) const {
-  return RunGraph(*compiled_.at(model_.graph.get()), std::move(inputs), nullptr);
+std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) const {
+  return RunGraph(*compiled_.at(model_.graph.get()), std::move(inputs), nullptr, stats);
 }
 
-std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent) const {
+std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
+                                      RunStats* stats) const {
   Frame frame;
   frame.cg = &cg;
   frame.parent = parent;
+  frame.stats = stats;
   frame.slots.resize(static_cast<size_t>(cg.num_slots));
   for (const auto& [s, tensor] : cg.constants) frame.slots[static_cast<size_t>(s)] = Value(*tensor);
+  for (const auto& [s, v] : cg.device_constants) frame.slots[static_cast<size_t>(s)] = v;
   for (const auto& [s, outer] : cg.captures) {
     const Frame* f = parent;
     while (f && !f->cg->slot_of.count(outer)) f = f->parent;
@@ -127,12 +205,30 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   SubgraphRunner runner = [this, &frame](const ir::Graph& body, std::vector<Value> body_inputs) {
     auto it = compiled_.find(&body);
     if (it == compiled_.end()) throw InternalError("subgraph '" + body.name() + "' was not compiled");
-    return RunGraph(*it->second, std::move(body_inputs), &frame);
+    return RunGraph(*it->second, std::move(body_inputs), &frame, frame.stats);
   };
 
   std::vector<const Value*> ins;
   std::vector<Value> outs;
   for (const auto& step : cg.steps) {
+    if (step.copy) {
+      const Value& src = frame.slots[static_cast<size_t>(step.in[0])];
+      try {
+        frame.slots[static_cast<size_t>(step.out[0])] = CopyValue(*step.copy, src);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::bad_alloc&) {
+        throw ResourceExhaustedError(CopyDescription(*step.copy) + ": out of memory");
+      } catch (const std::exception& e) {
+        throw InternalError(CopyDescription(*step.copy) + ": " + e.what());
+      }
+      if (stats) {
+        ++stats->copies;
+        stats->bytes_copied += ValueBytes(src);
+      }
+      for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
+      continue;
+    }
     ins.assign(step.in.size(), nullptr);
     for (size_t k = 0; k < step.in.size(); ++k) {
       if (step.in[k] >= 0) ins[k] = &frame.slots[static_cast<size_t>(step.in[k])];

@@ -1,6 +1,7 @@
 // The executor: compiles a graph (and its subgraphs) into steps with value slots, creates one kernel per node
-// on the backend placement chose, and runs the steps. Run() is const and thread-safe: per-run state lives in a
-// Frame on the caller's stack.
+// on the backend placement chose, turns the placement's copy plans into copy steps (initializer copies are done
+// once, here), and runs the steps. Run() is const and thread-safe: per-run state lives in a Frame on the
+// caller's stack.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "ferry/session.h"
 #include "ferry/value.h"
 #include "ir/graph.h"
 #include "kernels/kernel.h"
@@ -25,14 +27,15 @@ class Executor {
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
   // input that also has an initializer means "use the initializer". Returns one Value per graph output.
-  std::vector<Value> Run(std::vector<Value> inputs) const;
+  std::vector<Value> Run(std::vector<Value> inputs, RunStats* stats = nullptr) const;
 
   struct CompiledGraph;
 
  private:
   struct Frame;
   void Compile(const ir::Graph& graph, const Placement& placement);
-  std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent) const;
+  std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
+                              RunStats* stats) const;
 
   const ir::Model& model_;
   int threads_;

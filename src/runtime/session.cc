@@ -18,6 +18,7 @@ struct Session::Impl {
   std::unique_ptr<runtime::Executor> executor;
   std::vector<IoInfo> inputs, outputs;
   std::vector<const ir::Value*> required;  // graph inputs the caller must feed, in inputs order
+  PlacementReport placement;
 };
 
 namespace {
@@ -50,22 +51,14 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
     impl->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
   if (options.backends.empty()) throw InvalidArgumentError("session options: the backend list is empty");
-  std::vector<const Backend*> backends;
-  for (const auto& name : options.backends) {
-    const Backend* b = FindBackend(name);
-    if (!b) {
-      std::string known;
-      for (const auto& n : BackendNames()) known += (known.empty() ? "" : ", ") + n;
-      throw InvalidArgumentError("unknown backend '" + name + "' (available: " + known + ")");
-    }
-    backends.push_back(b);
-  }
+  runtime::PlacementOptions placement_options =
+      runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
   ir::InlineModelFunctions(*model);
   runtime::InferTypes(*model);
-  Target target;
-  if (!options.isa.empty()) target.isa = target.isa & IsaSet::Parse(options.isa);
-  runtime::Placement placement = runtime::PlaceModel(*model, backends, target);
+  if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
+  runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   runtime::RequireFullPlacement(*model, placement);
+  impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
   impl->executor = std::make_unique<runtime::Executor>(*model, placement, impl->options.threads);
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
@@ -121,8 +114,13 @@ std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes
 
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+const PlacementReport& Session::placement() const { return impl_->placement; }
 
 std::vector<NamedValue> Session::RunValues(const std::vector<NamedValue>& inputs) const {
+  return RunValues(inputs, nullptr);
+}
+
+std::vector<NamedValue> Session::RunValues(const std::vector<NamedValue>& inputs, RunStats* stats) const {
   const ir::Model& model = *impl_->model;
   const auto& graph_inputs = model.graph->inputs();
   std::vector<Value> feed(graph_inputs.size());
@@ -150,7 +148,7 @@ std::vector<NamedValue> Session::RunValues(const std::vector<NamedValue>& inputs
                                  ") is missing");
     }
   }
-  std::vector<Value> results = impl_->executor->Run(std::move(feed));
+  std::vector<Value> results = impl_->executor->Run(std::move(feed), stats);
   std::vector<NamedValue> out;
   const auto& graph_outputs = model.graph->outputs();
   for (size_t i = 0; i < results.size(); ++i) out.emplace_back(graph_outputs[i]->name(), std::move(results[i]));

@@ -57,6 +57,9 @@ struct OpSchema {
   std::vector<TypeConstraint> type_constraints;
   int min_inputs = 0, max_inputs = 0, min_outputs = 0, max_outputs = 0;  // INT_MAX for variadic
   InferenceFn infer = nullptr;  // may be empty
+  // Reject attributes `attributes` does not list. Always so in the default domain; other built-in domains
+  // tolerate unknown attributes as ONNX's checker does; plugin ops declare all of theirs.
+  bool closed_attributes = false;
 
   const AttrSchema* FindAttr(std::string_view attr) const;
   const TypeConstraint* FindTypeConstraint(std::string_view var) const;
@@ -84,6 +87,13 @@ class SchemaRegistry {
                     int since_max = INT_MAX);
   // Declares that `domain` is known up to opset `version` even where that opset introduced no schema version.
   void SetMaxOpset(std::string_view domain, int64_t version);
+
+  // Adds the schema of a custom op (a plugin's) for the rest of the process; Find, Versions and MaxOpset see it
+  // from then on. Only domains Ferry has no built-in schemas for; `max_opset` is the newest opset of the domain
+  // the op accepts. Thread-safe. Throws InvalidArgumentError for a built-in domain or an op version already added.
+  static void AddExtension(OpSchema schema, int64_t max_opset);
+  // True when Ferry's own tables define schemas for `domain` ("", ai.onnx.ml, ai.onnx.preview.training, ...).
+  bool IsBuiltinDomain(std::string_view domain) const;
 
  private:
   SchemaRegistry();

@@ -2,6 +2,10 @@
 // indexed by (domain, op) for Find().
 #include <algorithm>
 #include <climits>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "ferry/error.h"
@@ -113,9 +117,73 @@ void SchemaRegistry::SetMaxOpset(std::string_view domain, int64_t version) {
   }
 }
 
+namespace {
+
+// Schemas added at run time (plugins), in domains the built-in tables do not have. A deque keeps the pointers
+// handed out stable; schemas are never removed.
+struct Extensions {
+  std::shared_mutex mu;
+  std::deque<OpSchema> schemas;
+  std::map<std::string, std::map<std::string, std::vector<const OpSchema*>, std::less<>>, std::less<>> index;
+  std::map<std::string, int64_t, std::less<>> max_opset;
+};
+
+Extensions& Ext() {
+  static auto* ext = new Extensions();
+  return *ext;
+}
+
+const std::vector<const OpSchema*>* FindExtensionVersions(std::string_view domain, std::string_view op) {
+  Extensions& ext = Ext();
+  auto d = ext.index.find(domain);
+  if (d == ext.index.end()) return nullptr;
+  auto o = d->second.find(op);
+  return o == d->second.end() ? nullptr : &o->second;
+}
+
+}  // namespace
+
+void SchemaRegistry::AddExtension(OpSchema schema, int64_t max_opset) {
+  schema.domain = std::string(CanonicalDomain(schema.domain));
+  if (Get().IsBuiltinDomain(schema.domain)) {
+    throw InvalidArgumentError("custom op " + schema.domain + "::" + schema.name + ": domain '" +
+                               (schema.domain.empty() ? std::string("ai.onnx") : schema.domain) +
+                               "' is one of Ferry's built-in domains; custom ops need a domain of their own");
+  }
+  Extensions& ext = Ext();
+  std::unique_lock lock(ext.mu);
+  auto& versions = ext.index[schema.domain][schema.name];
+  for (const OpSchema* v : versions) {
+    if (v->since_version == schema.since_version) {
+      throw InvalidArgumentError("custom op " + schema.domain + "::" + schema.name + " version " +
+                                 std::to_string(schema.since_version) + " is already registered");
+    }
+  }
+  ext.schemas.push_back(std::move(schema));
+  const OpSchema* added = &ext.schemas.back();
+  versions.insert(std::upper_bound(versions.begin(), versions.end(), added,
+                                   [](const OpSchema* a, const OpSchema* b) { return a->since_version < b->since_version; }),
+                  added);
+  int64_t& m = ext.max_opset[ext.schemas.back().domain];
+  m = std::max(m, max_opset);
+}
+
+bool SchemaRegistry::IsBuiltinDomain(std::string_view domain) const {
+  return index_.count(CanonicalDomain(domain)) > 0 || max_opset_.count(CanonicalDomain(domain)) > 0;
+}
+
 const OpSchema* SchemaRegistry::Find(std::string_view domain, std::string_view op, int64_t opset) const {
   auto d = index_.find(CanonicalDomain(domain));
-  if (d == index_.end()) return nullptr;
+  if (d == index_.end()) {
+    std::shared_lock lock(Ext().mu);
+    const auto* versions = FindExtensionVersions(CanonicalDomain(domain), op);
+    if (!versions) return nullptr;
+    const OpSchema* best = nullptr;
+    for (const OpSchema* s : *versions) {  // oldest first
+      if (s->since_version <= opset) best = s;
+    }
+    return best;
+  }
   auto o = d->second.find(op);
   if (o == d->second.end()) return nullptr;
   const OpSchema* best = nullptr;
@@ -129,7 +197,11 @@ const OpSchema* SchemaRegistry::Find(std::string_view domain, std::string_view o
 std::vector<const OpSchema*> SchemaRegistry::Versions(std::string_view domain, std::string_view op) const {
   std::vector<const OpSchema*> out;
   auto d = index_.find(CanonicalDomain(domain));
-  if (d == index_.end()) return out;
+  if (d == index_.end()) {
+    std::shared_lock lock(Ext().mu);
+    if (const auto* versions = FindExtensionVersions(CanonicalDomain(domain), op)) out = *versions;
+    return out;
+  }
   auto o = d->second.find(op);
   if (o == d->second.end()) return out;
   for (size_t i : o->second) out.push_back(&schemas_[i]);
@@ -142,6 +214,12 @@ int64_t SchemaRegistry::MaxOpset(std::string_view domain) const {
   auto m = max_opset_.find(domain);
   if (m != max_opset_.end()) best = m->second;
   auto d = index_.find(domain);
+  if (d == index_.end() && m == max_opset_.end()) {
+    Extensions& ext = Ext();
+    std::shared_lock lock(ext.mu);
+    auto e = ext.max_opset.find(domain);
+    return e == ext.max_opset.end() ? 0 : e->second;
+  }
   if (d != index_.end()) {
     for (const auto& [op, versions] : d->second) {
       if (!versions.empty()) best = std::max<int64_t>(best, schemas_[versions.back()].since_version);

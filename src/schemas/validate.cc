@@ -57,7 +57,7 @@ std::string ValidateNodeAgainstSchema(const ir::Node& node, const OpSchema& sche
   if (std::string e = CheckArity(node, schema, true); !e.empty()) return e;
   if (std::string e = CheckArity(node, schema, false); !e.empty()) return e;
 
-  const bool strict_attrs = CanonicalDomain(schema.domain).empty();
+  const bool strict_attrs = CanonicalDomain(schema.domain).empty() || schema.closed_attributes;
   for (const auto& a : node.attributes()) {
     const AttrSchema* s = schema.FindAttr(a.name);
     if (!s) {

@@ -14,8 +14,8 @@ namespace ferry::schemas {
 
 // "" when `node` is a valid use of `schema`, else the first problem found, naming the node, op and opset:
 // a deprecated op, input/output counts out of range, a missing required input/output, an unknown attribute
-// (default domain only: other domains' unknown attributes are tolerated, as ONNX's checker does for custom
-// ops), an attribute of the wrong type, or a missing required attribute.
+// (default domain and closed_attributes schemas only: other domains' unknown attributes are tolerated, as
+// ONNX's checker does for custom ops), an attribute of the wrong type, or a missing required attribute.
 std::string ValidateNodeAgainstSchema(const ir::Node& node, const OpSchema& schema);
 
 // Parses an ONNX type string: "tensor(float)", "seq(tensor(int64))", "optional(seq(tensor(bool)))",

@@ -10,6 +10,7 @@
 #include "ferry/error.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
+#include "runtime/flops.h"
 #include "runtime/placement.h"
 #include "runtime/type_inference.h"
 #include "schemas/schema.h"
@@ -21,6 +22,7 @@ const char* VerdictName(Verdict v) {
     case Verdict::kNative: return "native";
     case Verdict::kFallback: return "fallback";
     case Verdict::kUnsupported: return "unsupported";
+    case Verdict::kPinned: return "pinned";
   }
   return "unknown";
 }
@@ -34,95 +36,6 @@ double CheckReport::fallback_ratio_flops() const { return total_flops > 0 ? fall
 namespace {
 
 std::string DomainName(std::string_view domain) { return domain.empty() ? "ai.onnx" : std::string(domain); }
-
-// ---- FLOPs from static shapes ------------------------------------------------------------------------------
-
-std::optional<std::vector<int64_t>> StaticShape(const ir::Value* v) {
-  if (!v || !v->type().has_static_shape()) return std::nullopt;
-  std::vector<int64_t> s;
-  for (const ir::Dim& d : *v->type().shape) s.push_back(d.value);
-  return s;
-}
-
-double Elements(const std::vector<int64_t>& shape) {
-  double n = 1;
-  for (int64_t d : shape) n *= static_cast<double>(d);
-  return n;
-}
-
-double ProductFrom(const std::vector<int64_t>& shape, size_t first) {
-  double n = 1;
-  for (size_t i = first; i < shape.size(); ++i) n *= static_cast<double>(shape[i]);
-  return n;
-}
-
-bool IsElementwise(const std::string& op) {
-  static const char* const kOps[] = {
-      "Abs",   "Acos",      "Acosh",       "Add",        "And",         "Asin",     "Asinh",    "Atan",
-      "Atanh", "BitShift",  "Ceil",        "Celu",       "Clip",        "Cos",      "Cosh",     "Div",
-      "Elu",   "Equal",     "Erf",         "Exp",        "Floor",       "Gelu",     "Greater",  "GreaterOrEqual",
-      "HardSigmoid",        "HardSwish",   "IsInf",      "IsNaN",       "LeakyRelu", "Less",    "LessOrEqual",
-      "Log",   "Max",       "Mean",        "Min",        "Mish",        "Mod",      "Mul",      "Neg",
-      "Not",   "Or",        "PRelu",       "Pow",        "Reciprocal",  "Relu",     "Round",    "Selu",
-      "Sigmoid", "Sign",    "Sin",         "Sinh",       "Softplus",    "Softsign", "Sqrt",     "Sub",
-      "Sum",   "Tan",       "Tanh",        "ThresholdedRelu", "Where",  "Xor",      "Swish",    "BitwiseAnd",
-      "BitwiseOr", "BitwiseXor", "BitwiseNot", "Shrink"};
-  for (const char* k : kOps) {
-    if (op == k) return true;
-  }
-  return false;
-}
-
-// An estimate of the floating-point (or integer multiply-add) operations of one node; 0 when the shapes are
-// not static or the op is not one whose cost is well defined (Reshape, Gather, control flow...).
-double EstimateFlops(const ir::Node& n) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return 0;
-  const std::string& op = n.op_type();
-  auto out = StaticShape(n.output(0));
-  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv") {
-    // 2 * N * Cout * spatial_out * (Cin / group) * kernel = 2 * |Y| * prod(W.shape[1:]).
-    auto w = StaticShape(n.input(op == "QLinearConv" ? 3 : 1));
-    if (!out || !w || w->size() < 2) return 0;
-    return 2 * Elements(*out) * ProductFrom(*w, 1);
-  }
-  if (op == "ConvTranspose") {
-    // Every input element scatters into (Cout / group) * kernel outputs: 2 * |X| * prod(W.shape[1:]).
-    auto x = StaticShape(n.input(0));
-    auto w = StaticShape(n.input(1));
-    if (!x || !w || w->size() < 2) return 0;
-    return 2 * Elements(*x) * ProductFrom(*w, 1);
-  }
-  if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") {
-    // 2 * |Y| * K, batched and broadcast (|Y| = batch * M * N).
-    auto a = StaticShape(n.input(0));
-    if (!out || !a || a->empty()) return 0;
-    return 2 * Elements(*out) * static_cast<double>(a->back());
-  }
-  if (op == "Gemm") {
-    auto a = StaticShape(n.input(0));
-    if (!out || !a || a->size() != 2) return 0;
-    const int64_t k = n.GetInt("transA", 0) ? (*a)[0] : (*a)[1];
-    return 2 * Elements(*out) * static_cast<double>(k);
-  }
-  if (!out) return 0;
-  if (IsElementwise(op)) return Elements(*out);
-  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization" ||
-      op == "GroupNormalization" || op == "RMSNormalization") {
-    return 2 * Elements(*out);  // a scale and a shift per element (the statistics are not counted)
-  }
-  if (op == "Softmax" || op == "LogSoftmax") return 3 * Elements(*out);  // exp, sum, divide
-  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
-    const auto k = n.GetInts("kernel_shape");
-    double per = 1;
-    for (int64_t d : k) per *= static_cast<double>(d);
-    return Elements(*out) * per;
-  }
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op.rfind("Reduce", 0) == 0) {
-    auto x = StaticShape(n.input(0));
-    return x ? Elements(*x) : 0;
-  }
-  return 0;
-}
 
 // ---- remedies ----------------------------------------------------------------------------------------------
 
@@ -166,8 +79,8 @@ std::string GraphRemedy(const ir::Node& n, const std::string& reason, const Back
     return "re-export the model with " + DomainName(domain) + " opset " + std::to_string(max) + " or older";
   }
   if (registry.Versions(domain, n.op_type()).empty()) {
-    return "write a custom-op plugin for " + DomainName(domain) + "::" + n.op_type() + " (opset " +
-           std::to_string(n.opset()) + ")";
+    return "a custom op: load the plugin that implements " + DomainName(domain) + "::" + n.op_type() + " (opset " +
+           std::to_string(n.opset()) + ") with --plugin PATH, or write one (docs/plugins.md)";
   }
   // The validator's reason names the node first ("node 'r' (Relu) [Relu at opset 17, ...]: unknown attribute
   // 'alpha'"); the table already shows the node, so the remedy keeps only what is wrong.
@@ -181,7 +94,8 @@ std::string GraphRemedy(const ir::Node& n, const std::string& reason, const Back
 }
 
 struct Walk {
-  const std::vector<const Backend*>& backends;
+  const runtime::Placement& placement;
+  const std::unordered_map<const ir::Node*, const runtime::UnplacedNode*>& unplaced;
   const Target& target;
   bool isa_narrowed;
   CheckReport& report;
@@ -216,55 +130,67 @@ struct Walk {
       c.output_types.push_back(v ? v->type().ToString() : "");
     }
     try {
-      c.flops = EstimateFlops(n);
+      c.flops = runtime::EstimateFlops(n);
     } catch (const Error&) {
       c.flops = 0;  // an attribute of the wrong type: validation reports it
     }
 
-    runtime::NodeDecision d;
-    try {
-      d = runtime::DecideNode(n, backends, target);
-    } catch (const Error& e) {
-      // A predicate threw (e.g. reading an attribute of the wrong type of a custom-domain node, which schema
-      // validation cannot check): placement would fail the same way, so the node cannot run.
-      d = {};
-      for (const Backend* b : backends) d.refused.push_back({b, FailureLayer::kGraph, e.what()});
-    }
-    for (const auto& r : d.refused) c.attempts.push_back({r.backend->name(), r.layer, r.reason});
-    if (d.backend) {
-      c.attempts.push_back({d.backend->name(), FailureLayer::kNone, ""});
-      c.backend = d.backend->name();
-      c.kernel = d.kernel ? d.kernel->name : "";
-    }
-    if (d.refused.empty()) {
-      c.verdict = Verdict::kNative;
+    // The node's fate, from the placement a session would make.
+    const Backend* taken = nullptr;
+    std::vector<runtime::BackendRefusal> refused;
+    if (auto it = placement.nodes.find(&n); it != placement.nodes.end()) {
+      const runtime::NodePlacement& p = it->second;
+      taken = p.backend;
+      refused = p.refused;
+      c.backend = p.backend->name();
+      c.kernel = p.kernel ? p.kernel->name : "";
+      c.verdict = p.kind == runtime::PlacementKind::kNative   ? Verdict::kNative
+                  : p.kind == runtime::PlacementKind::kPinned ? Verdict::kPinned
+                                                               : Verdict::kFallback;
+      if (p.kind == runtime::PlacementKind::kPinned) c.reason = p.reason;
     } else {
-      c.verdict = d.backend ? Verdict::kFallback : Verdict::kUnsupported;
-      const runtime::BackendRefusal& first = d.refused.front();
+      const runtime::UnplacedNode& u = *unplaced.at(&n);
+      refused = u.refused;
+      c.verdict = Verdict::kUnsupported;
+      if (u.pinned) {
+        c.layer = u.layer;
+        c.reason = u.reason;
+        c.remedy = "remove the pin, or pin it to a backend that can run it";
+      } else if (u.fallback_forbidden) {
+        c.remedy = "only " + u.fallback_forbidden->name() + " can run it, and --no-fallback forbids falling back";
+      }
+    }
+    for (const auto& r : refused) c.attempts.push_back({r.backend->name(), r.layer, r.reason});
+    if (taken) c.attempts.push_back({taken->name(), FailureLayer::kNone, ""});
+    if (c.verdict != Verdict::kNative && c.verdict != Verdict::kPinned && !refused.empty() && c.reason.empty()) {
+      const runtime::BackendRefusal& first = refused.front();
       c.layer = first.layer;
       c.reason = first.reason;
-      switch (first.layer) {
-        case FailureLayer::kGraph: c.remedy = GraphRemedy(n, first.reason, d.backend); break;
-        case FailureLayer::kHardware:
-          try {
-            c.remedy = HardwareRemedy(*first.backend, n, target, d.backend, isa_narrowed);
-          } catch (const Error&) {
-            c.remedy = d.backend ? "falls back to " + d.backend->name() : "run on other hardware, or use another backend";
-          }
-          break;
-        default:
-          c.remedy = d.backend ? "falls back to " + d.backend->name()
-                               : "no kernel for this opset/dtype/attribute: a rewrite (`ferry optimize`) or a plugin";
-          break;
+      if (c.remedy.empty()) {
+        switch (first.layer) {
+          case FailureLayer::kGraph: c.remedy = GraphRemedy(n, first.reason, taken); break;
+          case FailureLayer::kHardware:
+            try {
+              c.remedy = HardwareRemedy(*first.backend, n, target, taken, isa_narrowed);
+            } catch (const Error&) {
+              c.remedy = taken ? "falls back to " + taken->name() : "run on other hardware, or use another backend";
+            }
+            break;
+          default:
+            c.remedy = taken ? "falls back to " + taken->name()
+                             : "no kernel for this opset/dtype/attribute: a rewrite (`ferry optimize`) or a plugin";
+            break;
+        }
       }
     }
     switch (c.verdict) {
       case Verdict::kNative: ++report.native; break;
+      case Verdict::kPinned: ++report.pinned; break;
       case Verdict::kFallback: ++report.fallback; break;
       case Verdict::kUnsupported: ++report.unsupported; break;
     }
     report.total_flops += c.flops;
-    if (c.verdict != Verdict::kNative) report.fallback_flops += c.flops;
+    if (c.verdict == Verdict::kFallback || c.verdict == Verdict::kUnsupported) report.fallback_flops += c.flops;
     report.nodes.push_back(std::move(c));
   }
 };
@@ -325,17 +251,9 @@ void ApplyShapes(ir::Model& model, const std::map<std::string, std::vector<int64
 CheckReport CheckModel(const std::string& model_path, const CheckOptions& options) {
   // Options first: a wrong flag is reported before the model is read.
   if (options.backends.empty()) throw InvalidArgumentError("check: the backend list is empty");
-  std::vector<const Backend*> backends;
-  for (const auto& name : options.backends) {
-    const Backend* b = FindBackend(name);
-    if (!b) {
-      std::string known;
-      for (const auto& k : BackendNames()) known += (known.empty() ? "" : ", ") + k;
-      throw InvalidArgumentError("unknown backend '" + name + "' (available: " + known + ")");
-    }
-    backends.push_back(b);
-  }
-  Target target;
+  runtime::PlacementOptions placement_options =
+      runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
+  Target& target = placement_options.target;
   if (options.isa_exact) {
     target.isa = IsaSet::Parse(options.isa);
   } else if (!options.isa.empty()) {
@@ -363,7 +281,7 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   report.initializer_count = stats.initializers;
   report.initializers_not_loaded = stats.initializers_skipped;
   report.initializer_bytes_not_loaded = stats.bytes_skipped;
-  report.backends = options.backends;
+  for (const Backend* b : placement_options.backends) report.backends.push_back(b->name());
   report.isa = target.isa.ToString();
   report.compute_capability = target.compute_capability;
 
@@ -384,7 +302,11 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   }
   report.warnings = inference.conflicts;
 
-  Walk walk{backends, target, isa_narrowed, report};
+  // The same partitioner a session runs (a pin that matches no node is an InvalidArgumentError here too).
+  const runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
+  std::unordered_map<const ir::Node*, const runtime::UnplacedNode*> unplaced;
+  for (const auto& u : placement.unplaced) unplaced[u.node] = &u;
+  Walk walk{placement, unplaced, target, isa_narrowed, report};
   walk.VisitGraph(*model->graph, "main");
   report.node_count = static_cast<int64_t>(report.nodes.size());
   return report;

@@ -21,10 +21,16 @@ struct CheckOptions {
   bool isa_exact = false;
   int compute_capability = 0;                   // GPU target, e.g. 75; 0 = none
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape NAME=DIMS for symbolic input dims
+  // As in SessionOptions: --no-fallback, --pin NODE_OR_OP=BACKEND, --plugin PATH.
+  bool allow_fallback = true;
+  std::vector<std::pair<std::string, std::string>> pins;
+  std::vector<std::string> plugins;
 };
 
-enum class Verdict { kNative, kFallback, kUnsupported };
-const char* VerdictName(Verdict v);  // "native", "fallback", "unsupported"
+// native: on the first backend (or the plugin providing its custom op); pinned: where --pin put it; fallback: on
+// a later backend; unsupported: nowhere (or not as pinned / not without falling back under --no-fallback).
+enum class Verdict { kNative, kFallback, kUnsupported, kPinned };
+const char* VerdictName(Verdict v);  // "native", "fallback", "unsupported", "pinned"
 
 struct BackendAttempt {
   std::string backend;
@@ -72,10 +78,10 @@ struct CheckReport {
   std::vector<std::string> problems, warnings;
 
   // Summary.
-  int64_t native = 0, fallback = 0, unsupported = 0;
+  int64_t native = 0, fallback = 0, unsupported = 0, pinned = 0;
   double total_flops = 0, fallback_flops = 0;
   double fallback_ratio_nodes() const;  // (fallback + unsupported) / nodes
-  double fallback_ratio_flops() const;  // flops not on the first backend / total
+  double fallback_ratio_flops() const;  // flops of fallback and unsupported nodes / total
   bool runnable() const { return unsupported == 0; }
 };
 

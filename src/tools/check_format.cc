@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/human_format.h"
 #include "tools/check.h"
 
 namespace ferry::tools {
@@ -12,38 +13,12 @@ namespace {
 
 std::string QualifiedOp(const NodeCheck& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
 
-std::string Percent(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * ratio);
-  return buf;
-}
-
-// 8.21G, 231.2M, 12.0K, 640.
-std::string HumanCount(double v) {
-  char buf[32];
-  if (v >= 1e12) std::snprintf(buf, sizeof buf, "%.2fT", v / 1e12);
-  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fK", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-std::string HumanBytes(int64_t b) {
-  char buf[32];
-  const double v = static_cast<double>(b);
-  if (v >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f GiB", v / (1024.0 * 1024 * 1024));
-  else if (v >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", v / (1024.0 * 1024));
-  else if (v >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", v / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  return buf;
-}
-
 std::string VerdictText(const NodeCheck& n) {
   switch (n.verdict) {
     case Verdict::kNative: return "native: " + n.backend;
     case Verdict::kFallback: return "fallback: " + n.backend;
     case Verdict::kUnsupported: return "unsupported";
+    case Verdict::kPinned: return "pinned: " + n.backend;
   }
   return "?";
 }
@@ -78,6 +53,7 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
     const OpsetInfo& o = r.opsets[i];
     os << (i ? "," : "") << " " << (o.domain.empty() ? "ai.onnx" : o.domain) << " " << o.model;
     if (o.supported == 0) os << " (unknown to Ferry)";
+    else if (o.supported >= kOpsetOpen) os << " (a plugin's domain)";
     else if (o.model > o.supported) os << " (NEWER than Ferry's " << o.supported << ")";
     else os << " (Ferry knows up to " << o.supported << ")";
   }
@@ -96,17 +72,25 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   os << "\n\n";
 
   const std::string first = r.backends.empty() ? std::string() : r.backends.front();
-  os << (r.runnable() ? "RUNNABLE" : "NOT RUNNABLE") << ": " << r.native << " native on " << first << ", "
-     << r.fallback << " fall back, " << r.unsupported << " unsupported\n";
+  int64_t on_first = 0;
+  for (const NodeCheck& n : r.nodes) on_first += n.verdict == Verdict::kNative && n.backend == first;
+  os << (r.runnable() ? "RUNNABLE" : "NOT RUNNABLE") << ": " << r.native << " native";
+  if (on_first == r.native) os << " on " << first;
+  else os << " (" << on_first << " on " << first << ", " << r.native - on_first << " custom ops on their plugins)";
+  os << ", " << r.fallback << " fall back, " << r.unsupported << " unsupported";
+  if (r.pinned > 0) os << ", " << r.pinned << " pinned";
+  os << "\n";
   os << "fallback ratio: " << Percent(r.fallback_ratio_nodes()) << " of nodes, " << Percent(r.fallback_ratio_flops())
      << " of estimated FLOPs (total " << HumanCount(r.total_flops) << ")\n\n";
 
-  std::vector<const NodeCheck*> by[3];
+  std::vector<const NodeCheck*> by[4];
   for (const NodeCheck& n : r.nodes) by[static_cast<int>(n.verdict)].push_back(&n);
   os << "ops by verdict:\n";
   os << "  native       " << OpCounts(by[0], false) << "\n";
   os << "  fallback     " << OpCounts(by[1], true) << "\n";
-  os << "  unsupported  " << OpCounts(by[2], false) << "\n\n";
+  os << "  unsupported  " << OpCounts(by[2], false) << "\n";
+  if (!by[3].empty()) os << "  pinned       " << OpCounts(by[3], true) << "\n";
+  os << "\n";
 
   std::vector<const NodeCheck*> rows;
   for (const NodeCheck& n : r.nodes) {
@@ -138,7 +122,7 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
           os << "      " << n->attempts[i].backend << ": [" << FailureLayerName(n->attempts[i].layer) << "] "
              << n->attempts[i].reason << "\n";
         }
-        os << "      fix: " << n->remedy << "\n";
+        if (!n->remedy.empty()) os << "      fix: " << n->remedy << "\n";
       }
     }
     os << "\n";
@@ -175,7 +159,10 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
   }
   j["target"] = {{"backends", r.backends}, {"isa", r.isa}, {"compute_capability", r.compute_capability}};
 
-  Json ops = {{"native", Json::object()}, {"fallback", Json::object()}, {"unsupported", Json::object()}};
+  Json ops = {{"native", Json::object()},
+              {"fallback", Json::object()},
+              {"unsupported", Json::object()},
+              {"pinned", Json::object()}};
   for (const NodeCheck& n : r.nodes) {
     Json& slot = ops[VerdictName(n.verdict)][QualifiedOp(n)];
     slot = slot.is_null() ? 1 : slot.get<int64_t>() + 1;
@@ -184,6 +171,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                   {"native", r.native},
                   {"fallback", r.fallback},
                   {"unsupported", r.unsupported},
+                  {"pinned", r.pinned},
                   {"fallback_ratio_nodes", r.fallback_ratio_nodes()},
                   {"fallback_ratio_flops", r.fallback_ratio_flops()},
                   {"total_flops", r.total_flops},

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/human_format.h"
 #include "ferry/error.h"
 #include "tools/check_html_assets.h"
 
@@ -135,12 +136,6 @@ std::string ElideMiddle(std::string_view s, size_t max_chars) {
 
 std::string QualifiedOp(const NodeCheck& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
 
-std::string Percent(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * (std::isfinite(ratio) ? ratio : 0.0));
-  return buf;
-}
-
 std::string HumanFlops(double v) {
   if (!(v > 0) || !std::isfinite(v)) return "-";
   char buf[32];
@@ -155,7 +150,10 @@ std::string HumanFlops(double v) {
 const char* kFill[] = {"#c6efce", "#ffe08a", "#ffb3b3"};    // native, fallback, unsupported (CSS: --native...)
 const char* kStroke[] = {"#2e7d32", "#a67c00", "#c62828"};
 
-int VerdictIndex(Verdict v) { return v == Verdict::kNative ? 0 : v == Verdict::kFallback ? 1 : 2; }
+// Pinned nodes are drawn as native: they run where the user asked.
+int VerdictIndex(Verdict v) {
+  return v == Verdict::kNative || v == Verdict::kPinned ? 0 : v == Verdict::kFallback ? 1 : 2;
+}
 
 std::string LayerName(FailureLayer layer) { return layer == FailureLayer::kNone ? "" : FailureLayerName(layer); }
 

@@ -119,6 +119,13 @@ void ComputeCoverage(const OpsEntry& e, int64_t max_opset, OpsBackendSupport& s)
       s.uncovered.push_back({o, o});
     }
   };
+  // A plugin's domain with an open-ended op has no newest opset: judge up to the newest version anything names.
+  if (max_opset >= kOpsetOpen) {
+    max_opset = e.versions.empty() ? 1 : e.versions.back();
+    for (const OpsKernel& k : s.kernels) {
+      if (k.until != kOpsetOpen) max_opset = std::max<int64_t>(max_opset, k.until);
+    }
+  }
   for (size_t i = 0; i < e.versions.size(); ++i) {
     int v = e.versions[i];
     if (std::find(e.deprecated_versions.begin(), e.deprecated_versions.end(), v) != e.deprecated_versions.end()) {

@@ -68,7 +68,7 @@ onnx.save(m, '$TMP/custom.onnx')"
 expect check_runnable 0 'RUNNABLE: 23 native on ref' -- "$FERRY" check "$M"
 expect check_gates_pass 0 'problems: none' -- "$FERRY" check "$M" --fail-on fallback --max-fallback 0
 expect check_json_parses 0 '^nodes 23 runnable True$' -- bash -c "'$FERRY' check '$M' --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"nodes\", len(d[\"nodes\"]), \"runnable\", d[\"summary\"][\"runnable\"])'"
-expect check_unsupported_reported 0 'custom-op plugin for com.example::Foo \(opset 1\)' -- "$FERRY" check "$TMP/custom.onnx"
+expect check_unsupported_reported 0 'plugin that implements com.example::Foo \(opset 1\) with --plugin' -- "$FERRY" check "$TMP/custom.onnx"
 expect check_fail_on_unsupported 3 'CHECK FAILED: 1 node\(s\) unsupported' -- "$FERRY" check "$TMP/custom.onnx" --fail-on unsupported
 expect check_fail_on_fallback 3 'CHECK FAILED' -- "$FERRY" check "$TMP/custom.onnx" --fail-on fallback
 expect check_max_fallback 3 'fallback ratio 50.0% of nodes exceeds --max-fallback 10%' -- \

@@ -60,6 +60,15 @@ class ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return *this;
   }
+  ModelBuilder& Int64Initializer(const std::string& name, std::initializer_list<int64_t> dims,
+                                 std::vector<int64_t> values) {
+    auto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
   std::string Bytes() const { return proto_.SerializeAsString(); }
 
   static void IntAttr(onnx::NodeProto& n, const std::string& name, int64_t v) {

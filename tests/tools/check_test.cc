@@ -248,7 +248,9 @@ TEST(Check, GraphLayerCustomDomainOp) {
   EXPECT_EQ(n.layer, FailureLayer::kGraph);
   EXPECT_EQ(n.domain, "com.example");
   EXPECT_TRUE(Contains(n.reason, "com.example::Foo")) << n.reason;
-  EXPECT_EQ(n.remedy, "write a custom-op plugin for com.example::Foo (opset 1)");
+  EXPECT_EQ(n.remedy,
+            "a custom op: load the plugin that implements com.example::Foo (opset 1) with --plugin PATH, or write "
+            "one (docs/plugins.md)");
   ASSERT_EQ(n.attempts.size(), 2u);  // every backend was asked
 }
 
@@ -449,9 +451,10 @@ TEST(Check, AgreesWithPlacement) {
     auto model = ir::ImportModelFromFile(path);
     ir::InlineModelFunctions(*model);
     runtime::InferTypes(*model);
-    Target target;
-    target.isa = IsaSet::Parse(isa);
-    runtime::Placement p = runtime::PlaceModel(*model, {FindBackend("partial"), FindBackend("ref")}, target);
+    runtime::PlacementOptions po;
+    po.backends = {FindBackend("partial"), FindBackend("ref")};
+    po.target.isa = IsaSet::Parse(isa);
+    runtime::Placement p = runtime::PlaceModel(*model, po);
     ASSERT_EQ(p.nodes.size() + p.unplaced.size(), r.nodes.size());
     for (const auto& n : model->graph->nodes()) {
       const NodeCheck& c = Find(r, n->name());
@@ -557,7 +560,7 @@ TEST(Check, JsonAndText) {
   EXPECT_EQ(foo["attempts"].size(), 2u);
 
   std::string text = tools::FormatCheckText(r);
-  for (const char* s : {"NOT RUNNABLE", "conv_g2", "group=2", "falls back to ref", "custom-op plugin",
+  for (const char* s : {"NOT RUNNABLE", "conv_g2", "group=2", "falls back to ref", "--plugin PATH",
                         "problems: 2", "Conv 1, Relu 1"}) {
     EXPECT_TRUE(Contains(text, s)) << s << "\n" << text;
   }
