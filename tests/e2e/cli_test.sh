@@ -33,6 +33,14 @@ a = np.load('$TMP/out/logits.npy'); b = np.load('$ROOT/models/quickstart_cnn_exp
 d = float(np.abs(a - b).max()); print('max abs diff', d); sys.exit(0 if d < 1e-4 else 1)"
 expect run_repeat_reports_median 0 'runs 3: median [0-9.]+ ms, p90' -- "$FERRY" run "$M" --random --seed 1 --repeat 3
 expect run_json 0 '"latency_ms"' -- "$FERRY" run "$M" --random --json
+expect run_report 0 'placement on ref: [0-9]+ nodes, [0-9]+ native, 0 fallback, 0 pinned' -- "$FERRY" run "$M" --random --report
+expect run_report_verbose 0 "-> ref \[native\] native on ref" -- "$FERRY" run "$M" --random --report -v
+expect run_report_json 0 '^segments 1 copies 0$' -- bash -c "'$FERRY' run '$M' --random --report --json | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"placement\"]; print(\"segments\", len(p[\"segments\"]), \"copies\", p[\"summary\"][\"copies_per_run\"])'"
+expect run_pin 0 '[0-9]+ pinned' -- "$FERRY" run "$M" --random --report --pin Conv=ref
+expect run_pin_no_match 1 "--pin Nope=ref: the model has no node named 'Nope'" -- "$FERRY" run "$M" --random --pin Nope=ref
+expect run_pin_bad_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
+expect run_pin_malformed 1 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
+expect run_no_fallback_ok 0 'logits' -- "$FERRY" run "$M" --random --no-fallback
 expect run_random_is_seeded 0 '^same$' -- bash -c "a=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); b=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); [ \"\$a\" = \"\$b\" ] && echo same"
 expect run_pb_input 0 'y: float32 \[3,4,5\]' -- \
   "$FERRY" run "$ROOT/../shared/onnx-tests/node/test_abs/model.onnx" \
