@@ -12,6 +12,8 @@ PACKAGES=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   # graph layout for the `ferry check --html` report (libgvc; graphviz registers the layout plugins)
   libgraphviz-dev graphviz
+  # oneDNN for the `cpu` backend
+  libdnnl-dev
   # tests
   libgtest-dev libgmock-dev libonnx-testdata
   # the HTML report is rendered in headless Chromium (tests/e2e/check_html_test.sh)

@@ -3,6 +3,7 @@
 #include <shared_mutex>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/ref/ref_backend.h"
 #include "ferry/error.h"
 
@@ -20,6 +21,7 @@ BackendList& AllBackends() {
   static auto* list = [] {
     auto* l = new BackendList();
     l->backends.push_back(std::make_unique<RefBackend>());
+    l->backends.push_back(std::make_unique<CpuBackend>());
     return l;
   }();
   return *list;
