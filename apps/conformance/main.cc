@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   try {
     if (!json_path.empty()) ferry::tools::WriteConformanceJson(json_path, backend_list, results);
     if (!markdown_path.empty()) ferry::tools::WriteConformanceMarkdown(markdown_path, backend_list, results);
-    if (!write_expected.empty()) ferry::tools::WriteExpectedFailures(write_expected, results);
+    if (!write_expected.empty()) ferry::tools::WriteExpectedFailures(write_expected, backend_list, results);
   } catch (const ferry::Error& e) {
     std::cerr << "ferry-conformance: " << e.what() << "\n";
     return 1;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,16 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(idx, v.size() - 1)];
 }
 
+// The process's peak resident set (VmHWM), in KiB; -1 when /proc is not readable.
+int64_t PeakRssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
 int Run(const RunArgs& a) {
   SessionOptions options;
   options.backends = Split(a.backends, ',');
@@ -83,7 +94,10 @@ int Run(const RunArgs& a) {
   spec.random = a.random;
   spec.seed = a.seed;
 
+  const auto created_at = std::chrono::steady_clock::now();
   auto session = Session::Create(a.model, options);
+  const double session_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_at).count();
   auto inputs = tools::BuildInputs(*session, spec);
   std::vector<double> times_ms;
   std::vector<NamedValue> outputs;
@@ -135,6 +149,9 @@ int Run(const RunArgs& a) {
     j["outputs"].push_back(o);
   }
   j["runs"] = times_ms.size();
+  j["session_ms"] = session_ms;
+  j["latencies_ms"] = times_ms;
+  j["peak_rss_kb"] = PeakRssKb();
   j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
   if (a.json) {
     std::cout << j.dump(2) << "\n";

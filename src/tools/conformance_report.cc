@@ -95,11 +95,13 @@ void WriteConformanceMarkdown(const std::string& path, const std::string& backen
   WriteText(path, ConformanceMarkdown(backends, results));
 }
 
-void WriteExpectedFailures(const std::string& path, const std::vector<CaseResult>& results) {
+void WriteExpectedFailures(const std::string& path, const std::string& backends,
+                           const std::vector<CaseResult>& results) {
   std::ostringstream out;
-  out << "# Conformance cases expected to fail on `ref`, one per line: <category>/<case>  # reason\n"
+  const std::string flag = backends == "ref" ? "" : " --backend " + backends;
+  out << "# Conformance cases expected to fail on `" << backends << "`, one per line: <category>/<case>  # reason\n"
       << "# The test suite fails when a case outside this list fails or a listed case passes.\n"
-      << "# Regenerate: build/bin/ferry-conformance --write-expected-failures tests/conformance/expected_failures.txt\n";
+      << "# Regenerate: build/bin/ferry-conformance" << flag << " --write-expected-failures " << path << "\n";
   for (const auto& r : results) {
     if (r.status != "pass") out << r.test.id() << "  # " << OneLine(ShortReason(r.reason)) << "\n";
   }

@@ -23,7 +23,8 @@ void WriteConformanceMarkdown(const std::string& path, const std::string& backen
                               const std::vector<CaseResult>& results);
 
 // Expected-failure list: one "category/name  # reason" per line; '#' starts a comment, blank lines ignored.
-void WriteExpectedFailures(const std::string& path, const std::vector<CaseResult>& results);
+void WriteExpectedFailures(const std::string& path, const std::string& backends,
+                           const std::vector<CaseResult>& results);
 
 struct RatchetVerdict {
   std::vector<std::string> regressions;  // failed, not listed: "id: reason"

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Ferry against ONNX Runtime, side by side in one run (driven by bench/compare_ort.sh).
+
+For each model, batch and thread count, Ferry (`ferry run --json`) and ONNX Runtime (bench/ort/ort_run.js, the
+npm package onnxruntime-node, CPU execution provider, all graph optimizations) run the same model on the same
+input in alternating rounds (Ferry first in even rounds, ORT first in odd ones), each round in a fresh process
+whose first run is a discarded warm-up. Reported: p50/p90 latency over all kept runs, throughput at p50, the
+Ferry/ORT p50 ratio, session-creation time and peak RSS (medians over rounds), and the largest relative
+difference between Ferry's output and ORT's.
+
+    /usr/bin/python3 bench/compare_ort.py --ferry build/bin/ferry --models build/bench-models [--rounds 3] [--runs 5]
+        [--only resnet50,bert_small] [--batches 1,8] [--threads 1,2] [--backends cpu,ref] [--json FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def percentile(values, p):
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, int(np.ceil(p * len(values))) - 1))
+    return values[k]
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def ferry_cmd(args, model, input_name, input_file, threads, repeat, out_dir=None, backends=None):
+    cmd = [args.ferry, "run", model, "--input", f"{input_name}={input_file}", "--backends", backends or args.backends,
+           "--threads", str(threads), "--repeat", str(repeat), "--json"]
+    if out_dir:
+        cmd += ["--output-dir", out_dir]
+    return cmd
+
+
+def ort_cmd(model, input_name, input_file, threads, repeat, save_dir=None):
+    cmd = ["node", os.path.join(HERE, "ort", "ort_run.js"), model, "--input", f"{input_name}={input_file}",
+           "--threads", str(threads), "--repeat", str(repeat)]
+    if save_dir:
+        cmd += ["--save-dir", save_dir]
+    return cmd
+
+
+def max_rel_diff(a_dir, b_dir, names):
+    worst = 0.0
+    for n in names:
+        a, b = np.load(os.path.join(a_dir, n + ".npy")), np.load(os.path.join(b_dir, n + ".npy"))
+        scale = max(float(np.abs(b).max()), 1e-6)
+        worst = max(worst, float(np.abs(a.astype(np.float64) - b).max()) / scale)
+    return worst
+
+
+def bench(args, name, info, batch, threads):
+    d = os.path.join(args.models, name)
+    model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{batch}.npy")
+    ferry_lat, ort_lat, ferry_sess, ort_sess, ferry_rss, ort_rss = [], [], [], [], [], []
+    for r in range(args.rounds):
+        order = ["ferry", "ort"] if r % 2 == 0 else ["ort", "ferry"]
+        for engine in order:
+            if engine == "ferry":
+                j = run_json(ferry_cmd(args, model, info["input"], input_file, threads, args.runs + 1))
+                ferry_lat += j["latencies_ms"][1:]
+                ferry_sess.append(j["session_ms"])
+                ferry_rss.append(j["peak_rss_kb"])
+            else:
+                j = run_json(ort_cmd(model, info["input"], input_file, threads, args.runs + 1))
+                ort_lat += j["latencies_ms"][1:]
+                ort_sess.append(j["session_ms"])
+                ort_rss.append(j["peak_rss_kb"])
+    row = {"model": name, "batch": batch, "threads": threads,
+           "ferry_p50": statistics.median(ferry_lat), "ferry_p90": percentile(ferry_lat, 0.9),
+           "ort_p50": statistics.median(ort_lat), "ort_p90": percentile(ort_lat, 0.9),
+           "ferry_session_ms": statistics.median(ferry_sess), "ort_session_ms": statistics.median(ort_sess),
+           "ferry_rss_mb": statistics.median(ferry_rss) / 1024, "ort_rss_mb": statistics.median(ort_rss) / 1024,
+           "runs": len(ferry_lat)}
+    row["ratio"] = row["ferry_p50"] / row["ort_p50"]
+    row["ferry_per_s"] = 1000.0 * batch / row["ferry_p50"]
+    row["ort_per_s"] = 1000.0 * batch / row["ort_p50"]
+    return row
+
+
+def check_outputs(args, name, info):
+    """Ferry (backends under test) vs ORT and vs Ferry's ref backend at batch 1: the largest relative difference."""
+    d = os.path.join(args.models, name)
+    model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, "input_b1.npy")
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = {k: os.path.join(tmp, k) for k in ("ferry", "ort", "ref")}
+        for p in dirs.values():
+            os.makedirs(p)
+        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ferry"]))
+        run_json(ort_cmd(model, info["input"], input_file, 2, 1, dirs["ort"]))
+        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ref"], backends="ref"))
+        return (max_rel_diff(dirs["ferry"], dirs["ort"], info["outputs"]),
+                max_rel_diff(dirs["ferry"], dirs["ref"], info["outputs"]))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ferry", required=True)
+    p.add_argument("--models", required=True)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--only", default="")
+    p.add_argument("--batches", default="1,8")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--backends", default="cpu,ref")
+    p.add_argument("--json", default="")
+    args = p.parse_args()
+    names = [n for n in args.only.split(",") if n] or sorted(os.listdir(args.models))
+    rows, checks = [], {}
+    for name in names:
+        info_path = os.path.join(args.models, name, "info.json")
+        if not os.path.exists(info_path):
+            continue
+        with open(info_path) as f:
+            info = json.load(f)
+        checks[name] = check_outputs(args, name, info)
+        for batch in [int(b) for b in args.batches.split(",")]:
+            for threads in [int(t) for t in args.threads.split(",")]:
+                row = bench(args, name, info, batch, threads)
+                rows.append(row)
+                print(f"[compare_ort] {name} b{batch} t{threads}: ferry p50 {row['ferry_p50']:.2f} ms, "
+                      f"ort p50 {row['ort_p50']:.2f} ms, ratio {row['ratio']:.2f}", file=sys.stderr, flush=True)
+    print("| model | batch | threads | Ferry p50 ms | Ferry p90 ms | ORT p50 ms | ORT p90 ms | Ferry/ORT p50 | "
+          "Ferry inf/s | ORT inf/s | session ms Ferry / ORT | peak RSS MB Ferry / ORT |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['ferry_p50']:.1f} | {r['ferry_p90']:.1f} | "
+              f"{r['ort_p50']:.1f} | {r['ort_p90']:.1f} | **{r['ratio']:.2f}** | {r['ferry_per_s']:.1f} | "
+              f"{r['ort_per_s']:.1f} | {r['ferry_session_ms']:.0f} / {r['ort_session_ms']:.0f} | "
+              f"{r['ferry_rss_mb']:.0f} / {r['ort_rss_mb']:.0f} |")
+    print()
+    print("| model | max rel. diff Ferry vs ORT | max rel. diff Ferry vs ref |")
+    print("|---|---:|---:|")
+    for name, (vs_ort, vs_ref) in checks.items():
+        print(f"| {name} | {vs_ort:.1e} | {vs_ref:.1e} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "checks": {k: {"vs_ort": v[0], "vs_ref": v[1]} for k, v in checks.items()}},
+                      f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

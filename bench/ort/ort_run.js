@@ -1,0 +1,94 @@
+// Runs a model with ONNX Runtime (CPU execution provider) the way `ferry run --json` does, for side-by-side
+// benchmarks (bench/compare_ort.py). Prints one JSON object:
+//   {"session_ms": ..., "latencies_ms": [...], "peak_rss_kb": ..., "outputs": {name: {"shape": [...], "mean": ...}}}
+// Usage: node ort_run.js MODEL --input NAME=FILE.npy... [--threads N] [--repeat N] [--save-dir DIR]
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
+
+// A minimal .npy reader/writer: little-endian float32, float64, int64 and int32, C order (what the bench uses).
+const NPY_TYPES = {'<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
+                   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array]};
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', start, start + headerLen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order is not supported`);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map(s => s.trim()).filter(s => s).map(Number);
+  if (!NPY_TYPES[descr]) throw new Error(`${file}: dtype ${descr} is not supported`);
+  const [type, Ctor] = NPY_TYPES[descr];
+  const offset = start + headerLen;
+  const bytes = buf.subarray(offset);
+  const data = new Ctor(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  return new ort.Tensor(type, data, shape);
+}
+function writeNpy(file, tensor) {
+  if (tensor.type !== 'float32') return;
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${tensor.dims.join(', ')}${tensor.dims.length === 1 ? ',' : ''}), }`;
+  while ((10 + header.length + 1) % 64 !== 0) header += ' ';
+  header += '\n';
+  const pre = Buffer.alloc(10);
+  pre.write('\x93NUMPY', 0, 'latin1');
+  pre[6] = 1; pre[7] = 0;
+  pre.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(tensor.data.buffer)]));
+}
+
+function peakRssKb() {
+  try {
+    const m = /VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) : -1;
+  } catch (e) {
+    return -1;
+  }
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const model = args[0];
+  const feeds = {};
+  let threads = 1, repeat = 10, saveDir = '';
+  for (let i = 1; i < args.length; i++) {
+    if (args[i] === '--input') {
+      const [name, file] = args[++i].split('=');
+      feeds[name] = readNpy(file);
+    } else if (args[i] === '--threads') {
+      threads = Number(args[++i]);
+    } else if (args[i] === '--repeat') {
+      repeat = Number(args[++i]);
+    } else if (args[i] === '--save-dir') {
+      saveDir = args[++i];
+    } else {
+      throw new Error(`unknown argument ${args[i]}`);
+    }
+  }
+  const t0 = process.hrtime.bigint();
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
+    graphOptimizationLevel: 'all', executionMode: 'sequential'});
+  const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const latencies = [];
+  let out;
+  for (let r = 0; r < repeat; r++) {
+    const s = process.hrtime.bigint();
+    out = await session.run(feeds);
+    latencies.push(Number(process.hrtime.bigint() - s) / 1e6);
+  }
+  const outputs = {};
+  for (const name of session.outputNames) {
+    const t = out[name];
+    let sum = 0;
+    for (let k = 0; k < t.data.length; k++) sum += Number(t.data[k]);
+    outputs[name] = {shape: t.dims, mean: sum / Math.max(1, t.data.length)};
+    if (saveDir) writeNpy(path.join(saveDir, name.replace(/[\/\\:]/g, '_') + '.npy'), t);
+  }
+  console.log(JSON.stringify({session_ms: sessionMs, latencies_ms: latencies, peak_rss_kb: peakRssKb(),
+                              ort_version: ort.env.versions.common, outputs}));
+}
+
+main().catch(e => { console.error(`ort_run: ${e.message}`); process.exit(1); });
