@@ -1,7 +1,7 @@
-// Validates the ref backend's kernel table against Ferry's schemas (STYLE.md practice 3): every KernelDef names
-// a known op, its opset range starts and ends on schema version boundaries, ranges of one op never overlap, no
-// schema version between an op's first and last supported version is skipped, and every type variable it
-// constrains exists in the schema.
+// Validates every built-in backend's kernel table (ref, cpu) against Ferry's schemas (STYLE.md practice 3):
+// every KernelDef names a known op, its opset range starts and ends on schema version boundaries, ranges of one
+// op never overlap (unless split by dtype, predicate or ISA variant), no schema version after an op's first
+// supported version is skipped, every type variable it constrains exists in the schema, and names are unique.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,12 +17,17 @@ using schemas::SchemaRegistry;
 
 const KernelRegistry& RefKernels() { return FindBackend("ref")->kernels(); }
 
+class RegistryTable : public ::testing::TestWithParam<std::string> {
+ protected:
+  const KernelRegistry& Kernels() const { return FindBackend(GetParam())->kernels(); }
+};
+
 std::string Id(const KernelDef& d) {
   return d.name + " [" + std::to_string(d.since) + "," + (d.until == kOpsetOpen ? "-" : std::to_string(d.until)) + "]";
 }
 
-TEST(RegistryTable, EveryKernelNamesAKnownOpVersion) {
-  for (const auto& d : RefKernels().defs()) {
+TEST_P(RegistryTable, EveryKernelNamesAKnownOpVersion) {
+  for (const auto& d : Kernels().defs()) {
     auto versions = SchemaRegistry::Get().Versions(d.domain, d.op);
     ASSERT_FALSE(versions.empty()) << Id(d) << ": no schema for this op";
     EXPECT_LE(d.since, d.until) << Id(d);
@@ -38,10 +43,10 @@ TEST(RegistryTable, EveryKernelNamesAKnownOpVersion) {
   }
 }
 
-TEST(RegistryTable, TypeVariablesExistInTheSchema) {
+TEST_P(RegistryTable, TypeVariablesExistInTheSchema) {
   // A def may span several schema versions with the union of their types; each type variable it constrains
   // must exist in at least one version inside its range.
-  for (const auto& d : RefKernels().defs()) {
+  for (const auto& d : Kernels().defs()) {
     for (const auto& c : d.types) {
       bool found = false;
       for (const auto* s : SchemaRegistry::Get().Versions(d.domain, d.op)) {
@@ -55,9 +60,9 @@ TEST(RegistryTable, TypeVariablesExistInTheSchema) {
   }
 }
 
-TEST(RegistryTable, RangesOfOneOpDoNotOverlapUnlessPredicated) {
+TEST_P(RegistryTable, RangesOfOneOpDoNotOverlapUnlessPredicated) {
   std::map<std::pair<std::string, std::string>, std::vector<const KernelDef*>> by_op;
-  for (const auto& d : RefKernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
+  for (const auto& d : Kernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
   for (auto& [key, defs] : by_op) {
     for (size_t i = 0; i < defs.size(); ++i) {
       for (size_t j = i + 1; j < defs.size(); ++j) {
@@ -65,8 +70,9 @@ TEST(RegistryTable, RangesOfOneOpDoNotOverlapUnlessPredicated) {
         const KernelDef& b = *defs[j];
         bool overlap = a.since <= b.until && b.since <= a.until;
         if (!overlap) continue;
-        // Two kernels may share an opset range only when they split it by dtype or by predicate.
-        bool split = a.predicate || b.predicate;
+        // Two kernels may share an opset range only when they split it by dtype, by predicate, or are ISA
+        // variants of one kernel (the registry takes the first the target supports).
+        bool split = a.predicate || b.predicate || a.shape_predicate || b.shape_predicate || a.isa != b.isa;
         for (const auto& ca : a.types) {
           for (const auto& cb : b.types) {
             if (ca.var != cb.var) continue;
@@ -82,9 +88,9 @@ TEST(RegistryTable, RangesOfOneOpDoNotOverlapUnlessPredicated) {
   }
 }
 
-TEST(RegistryTable, NoSkippedSchemaVersions) {
+TEST_P(RegistryTable, NoSkippedSchemaVersions) {
   std::map<std::pair<std::string, std::string>, std::vector<const KernelDef*>> by_op;
-  for (const auto& d : RefKernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
+  for (const auto& d : Kernels().defs()) by_op[{d.domain, d.op}].push_back(&d);
   for (auto& [key, defs] : by_op) {
     int first = INT32_MAX;
     for (const auto* d : defs) first = std::min(first, d->since);
@@ -93,12 +99,19 @@ TEST(RegistryTable, NoSkippedSchemaVersions) {
       bool covered = std::any_of(defs.begin(), defs.end(),
                                  [&](const auto* d) { return d->since <= s->since_version && s->since_version <= d->until; });
       EXPECT_TRUE(covered) << key.second << "-" << s->since_version << " (domain '" << key.first
-                           << "') is skipped by the ref kernels";
+                           << "') is skipped by the " << GetParam() << " kernels";
     }
   }
 }
 
-TEST(RegistryTable, QueryReportsLayers) {
+TEST_P(RegistryTable, KernelNamesAreUnique) {
+  std::map<std::string, int> seen;
+  for (const auto& d : Kernels().defs()) EXPECT_EQ(++seen[d.name], 1) << "two kernels are named " << d.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RegistryTable, ::testing::Values("ref", "cpu"));
+
+TEST(RegistryQuery, QueryReportsLayers) {
   // A registry query for an op no schema knows is a graph-layer failure.
   ir::Graph g;
   ir::Value* x = g.AddValue("x");
