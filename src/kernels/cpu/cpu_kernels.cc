@@ -5,18 +5,55 @@
 namespace ferry::cpu {
 
 // --- oneDNN: convolution ---
+void RegisterConvKernels(KernelRegistry& r);
+void RegisterConvTransposeKernels(KernelRegistry& r);
 // --- oneDNN: matmul, gemm ---
+void RegisterMatMulKernels(KernelRegistry& r);
+void RegisterGemmKernels(KernelRegistry& r);
 // --- oneDNN: pooling, normalization, softmax ---
+void RegisterPoolingKernels(KernelRegistry& r);
+void RegisterBatchNormalizationKernels(KernelRegistry& r);
+void RegisterSoftmaxKernels(KernelRegistry& r);
+void RegisterLayerNormalizationKernels(KernelRegistry& r);
 // --- vectorized elementwise ---
+void RegisterBinaryElementwiseKernels(KernelRegistry& r);
+void RegisterUnaryElementwiseKernels(KernelRegistry& r);
 // --- vectorized data movement ---
+void RegisterViewKernels(KernelRegistry& r);
+void RegisterTransposeKernels(KernelRegistry& r);
+void RegisterConcatKernels(KernelRegistry& r);
+void RegisterGatherKernels(KernelRegistry& r);
+void RegisterSliceKernels(KernelRegistry& r);
+void RegisterWhereKernels(KernelRegistry& r);
+void RegisterCastKernels(KernelRegistry& r);
+void RegisterExpandKernels(KernelRegistry& r);
+void RegisterPadKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
+  RegisterConvKernels(r);
+  RegisterConvTransposeKernels(r);
   // --- oneDNN: matmul, gemm ---
+  RegisterMatMulKernels(r);
+  RegisterGemmKernels(r);
   // --- oneDNN: pooling, normalization, softmax ---
+  RegisterPoolingKernels(r);
+  RegisterBatchNormalizationKernels(r);
+  RegisterSoftmaxKernels(r);
+  RegisterLayerNormalizationKernels(r);
   // --- vectorized elementwise ---
+  RegisterBinaryElementwiseKernels(r);
+  RegisterUnaryElementwiseKernels(r);
   // --- vectorized data movement ---
-  (void)r;
+  RegisterViewKernels(r);
+  RegisterTransposeKernels(r);
+  RegisterConcatKernels(r);
+  RegisterGatherKernels(r);
+  RegisterSliceKernels(r);
+  RegisterWhereKernels(r);
+  RegisterCastKernels(r);
+  RegisterExpandKernels(r);
+  RegisterPadKernels(r);
 }
 
 }  // namespace ferry::cpu

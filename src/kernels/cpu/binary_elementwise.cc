@@ -1,0 +1,300 @@
+// Add Sub Mul Div (opset 7+: numpy broadcasting) on the cpu backend. float32 has AVX-512F, AVX2+FMA and scalar
+// variants, registered best first (the registry takes the first the target supports); int32 and int64 have a scalar
+// loop with ref's integer semantics (wrapping arithmetic; Div truncates toward zero, x / 0 = 0, INT_MIN / -1 =
+// INT_MIN). Opsets 1-6 (the legacy broadcast/axis attributes) are left to ref.
+//
+// Paths, chosen by the shapes:
+//   - both inputs have the output's element count (hence its layout): one contiguous loop;
+//   - one input has a single element: a vector-scalar loop;
+//   - anything else: the broadcast is coalesced (size-1 output dims dropped, adjacent dims merged where both inputs
+//     walk them contiguously) into rows of the innermost dim, walked with an odometer; each row is a
+//     vector-vector, vector-scalar or scalar-vector loop. This makes the common "inner broadcasts" cheap with no
+//     per-element index math: a bias [C,1,1] into [N,C,H,W] is N*C rows of H*W against one value each, and [D]
+//     into [B,S,D] is B*S rows of D against the same D values.
+// Outputs over 64K elements are split over the threads.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/simd_common.h"
+#include "kernels/kernel_def.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+// ---- per-ISA row loops ---------------------------------------------------------------------------------------
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace avx512 {
+using V = simd::F32x16;
+#include "kernels/cpu/simd_kernels.inc"
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+using V = simd::F32x8;
+#include "kernels/cpu/simd_kernels.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+
+// Plain C++ with ref's semantics: float arithmetic as written; integers wrap through their unsigned type.
+namespace scalar {
+
+template <class T>
+auto U(T v) {
+  return static_cast<std::make_unsigned_t<T>>(v);
+}
+
+struct AddOp {
+  template <class T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(U(a) + U(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+struct SubOp {
+  template <class T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(U(a) - U(b));
+    } else {
+      return a - b;
+    }
+  }
+};
+struct MulOp {
+  template <class T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(U(a) * U(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+struct DivOp {
+  template <class T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if (b == -1) return static_cast<T>(U(T{0}) - U(a));  // INT_MIN / -1 wraps
+      return static_cast<T>(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+
+template <class T, class Op>
+void RowVV(const T* a, const T* b, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], b[i]);
+}
+template <class T, class Op>
+void RowVS(const T* a, T s, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], s);
+}
+template <class T, class Op>
+void RowSV(T s, const T* b, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(s, b[i]);
+}
+
+}  // namespace scalar
+
+// The three row loops of one op on one ISA; a kernel holds the set its KernelDef chose.
+template <class T>
+struct BinaryRows {
+  void (*vv)(const T* a, const T* b, T* o, int64_t n);
+  void (*vs)(const T* a, T s, T* o, int64_t n);
+  void (*sv)(T s, const T* b, T* o, int64_t n);
+};
+
+template <class Op>
+BinaryRows<float> Avx512Rows() {
+  return {&avx512::RowVV<Op>, &avx512::RowVS<Op>, &avx512::RowSV<Op>};
+}
+template <class Op>
+BinaryRows<float> Avx2Rows() {
+  return {&avx2::RowVV<Op>, &avx2::RowVS<Op>, &avx2::RowSV<Op>};
+}
+template <class T, class Op>
+BinaryRows<T> ScalarRows() {
+  return {&scalar::RowVV<T, Op>, &scalar::RowVS<T, Op>, &scalar::RowSV<T, Op>};
+}
+
+// ---- the kernel ----------------------------------------------------------------------------------------------
+
+// Elements per thread chunk: below this, splitting costs more than it saves.
+constexpr int64_t kGrain = 1 << 16;
+
+// The numpy broadcast of two shapes; throws InvalidArgumentError naming both when they do not broadcast.
+Shape BroadcastShape(const Shape& a, const Shape& b, const KernelContext& ctx) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'A' " + ShapeToString(a) + " and input 'B' " +
+                                 ShapeToString(b) + " do not broadcast (dim " + std::to_string(i) + ": " +
+                                 std::to_string(da) + " vs " + std::to_string(db) + ")");
+    }
+  }
+  return out;
+}
+
+// The broadcast of A and B to `out`, coalesced: dims from outer to inner with each input's stride per dim (0 where
+// the input is broadcast along it). The innermost stride of each input is 0 or 1.
+struct BroadcastPlan {
+  std::vector<int64_t> dims, stride_a, stride_b;
+
+  BroadcastPlan(const Shape& a, const Shape& b, const Shape& out) {
+    const size_t rank = out.size();
+    auto strides = [rank](const Shape& s) {
+      std::vector<int64_t> st(rank, 0);
+      int64_t stride = 1;
+      for (size_t i = s.size(); i-- > 0;) {
+        st[rank - s.size() + i] = s[i] == 1 ? 0 : stride;
+        stride *= s[i];
+      }
+      return st;
+    };
+    const std::vector<int64_t> sa = strides(a), sb = strides(b);
+    for (size_t d = 0; d < rank; ++d) {
+      if (out[d] == 1) continue;
+      if (!dims.empty() && stride_a.back() == sa[d] * out[d] && stride_b.back() == sb[d] * out[d]) {
+        dims.back() *= out[d];
+        stride_a.back() = sa[d];
+        stride_b.back() = sb[d];
+      } else {
+        dims.push_back(out[d]);
+        stride_a.push_back(sa[d]);
+        stride_b.push_back(sb[d]);
+      }
+    }
+  }
+};
+
+template <class T>
+class BinaryKernel final : public OpKernel {
+ public:
+  BinaryKernel(DataType dtype, BinaryRows<T> rows) : dtype_(dtype), rows_(rows) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    if (a.dtype() != dtype_ || b.dtype() != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs have types " + std::string(DataTypeName(a.dtype())) +
+                                 " and " + std::string(DataTypeName(b.dtype())) + ", expected " +
+                                 std::string(DataTypeName(dtype_)) + " for both");
+    }
+    Tensor& out = ctx.Output(0, dtype_, BroadcastShape(a.shape(), b.shape(), ctx));
+    const int64_t n = out.size();
+    if (n == 0) return;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    const int threads = ctx.threads();
+    if (a.size() == n && b.size() == n) {
+      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vv(pa + s, pb + s, po + s, e - s); });
+    } else if (a.size() == n && b.size() == 1) {
+      const T v = pb[0];
+      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vs(pa + s, v, po + s, e - s); });
+    } else if (a.size() == 1 && b.size() == n) {
+      const T v = pa[0];
+      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.sv(v, pb + s, po + s, e - s); });
+    } else {
+      Broadcast(threads, BroadcastPlan(a.shape(), b.shape(), out.shape()), pa, pb, po, n);
+    }
+  }
+
+ private:
+  void Broadcast(int threads, const BroadcastPlan& plan, const T* pa, const T* pb, T* po, int64_t n) const {
+    const size_t outer = plan.dims.size() - 1;  // dims before the innermost (n > 1 here, so there is one)
+    const int64_t inner = plan.dims.back();
+    const bool a_row = plan.stride_a.back() != 0, b_row = plan.stride_b.back() != 0;
+    ParallelFor(threads, n / inner, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
+      // Odometer over the outer dims, started at row r0.
+      std::vector<int64_t> idx(outer);
+      int64_t oa = 0, ob = 0;
+      for (size_t d = outer, rest = static_cast<size_t>(r0); d-- > 0;) {
+        idx[d] = static_cast<int64_t>(rest % static_cast<size_t>(plan.dims[d]));
+        rest /= static_cast<size_t>(plan.dims[d]);
+        oa += idx[d] * plan.stride_a[d];
+        ob += idx[d] * plan.stride_b[d];
+      }
+      for (int64_t r = r0; r < r1; ++r) {
+        T* o = po + r * inner;
+        if (a_row && b_row) {
+          rows_.vv(pa + oa, pb + ob, o, inner);
+        } else if (a_row) {
+          rows_.vs(pa + oa, pb[ob], o, inner);
+        } else {
+          rows_.sv(pa[oa], pb + ob, o, inner);
+        }
+        for (size_t d = outer; d-- > 0;) {
+          oa += plan.stride_a[d];
+          ob += plan.stride_b[d];
+          if (++idx[d] < plan.dims[d]) break;
+          oa -= plan.stride_a[d] * plan.dims[d];
+          ob -= plan.stride_b[d] * plan.dims[d];
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+
+  DataType dtype_;
+  BinaryRows<T> rows_;
+};
+
+// ---- registration --------------------------------------------------------------------------------------------
+
+template <class T>
+KernelFactory Factory(DataType dtype, BinaryRows<T> rows) {
+  return [dtype, rows](const ir::Node&) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<BinaryKernel<T>>(dtype, rows);
+  };
+}
+
+template <class SimdAvx512, class SimdAvx2, class ScalarOp>
+void AddBinary(KernelRegistry& r, const std::string& op, const std::string& lower) {
+  auto def = [&](std::string dtype_tag, DataType dtype, std::string impl, IsaSet isa, KernelFactory create) {
+    r.Add({.op = op,
+           .since = 7,
+           .types = {{"T", {dtype}}},
+           .create = std::move(create),
+           .isa = isa,
+           .name = "cpu." + dtype_tag + "_" + lower + "__" + impl + ".7"});
+  };
+  def("f32", DataType::kFloat, "avx512", {Isa::kAvx512f}, Factory(DataType::kFloat, Avx512Rows<SimdAvx512>()));
+  def("f32", DataType::kFloat, "avx2", {Isa::kAvx2, Isa::kFma}, Factory(DataType::kFloat, Avx2Rows<SimdAvx2>()));
+  def("f32", DataType::kFloat, "scalar", {}, Factory(DataType::kFloat, ScalarRows<float, ScalarOp>()));
+  def("i32", DataType::kInt32, "scalar", {}, Factory(DataType::kInt32, ScalarRows<int32_t, ScalarOp>()));
+  def("i64", DataType::kInt64, "scalar", {}, Factory(DataType::kInt64, ScalarRows<int64_t, ScalarOp>()));
+}
+
+}  // namespace
+
+void RegisterBinaryElementwiseKernels(KernelRegistry& r) {
+  AddBinary<avx512::AddOp, avx2::AddOp, scalar::AddOp>(r, "Add", "add");
+  AddBinary<avx512::SubOp, avx2::SubOp, scalar::SubOp>(r, "Sub", "sub");
+  AddBinary<avx512::MulOp, avx2::MulOp, scalar::MulOp>(r, "Mul", "mul");
+  AddBinary<avx512::DivOp, avx2::DivOp, scalar::DivOp>(r, "Div", "div");
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,173 @@
+#include "kernels/cpu/conv_common.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <new>
+#include <thread>
+
+#include "kernels/cpu/dnnl_util.h"
+
+namespace ferry::cpu {
+
+std::shared_ptr<const Tensor> ConstantInput(const ir::Node& node, size_t i) {
+  const ir::Value* v = node.input(i);
+  if (!v || !v->is_initializer()) return nullptr;
+  if (const ir::Graph* g = v->owner()) {
+    const auto& inputs = g->inputs();
+    if (std::find(inputs.begin(), inputs.end(), v) != inputs.end()) return nullptr;
+  }
+  return v->initializer_ptr();
+}
+
+std::optional<Shape> StaticShape(const ir::Node& node, size_t i) {
+  const ir::Value* v = node.input(i);
+  if (!v) return std::nullopt;
+  if (const Tensor* t = v->initializer()) return t->shape();
+  if (!v->type().is_tensor() || !v->type().shape) return std::nullopt;
+  Shape s;
+  for (const ir::Dim& d : *v->type().shape) {
+    if (!d.is_static()) return std::nullopt;
+    s.push_back(d.value);
+  }
+  return s;
+}
+
+int64_t KnownRank(const ir::Node& node, size_t i) {
+  const ir::Value* v = node.input(i);
+  if (!v) return -1;
+  if (const Tensor* t = v->initializer()) return t->rank();
+  if (!v->type().is_tensor() || !v->type().shape) return -1;
+  return static_cast<int64_t>(v->type().shape->size());
+}
+
+namespace {
+
+// Per-thread, 64-byte-aligned buffers that only grow: blocked activations, reordered weights and scratchpads live
+// here for the duration of one RunConvPlan on this thread.
+enum ScratchSlot { kSrc, kWeights, kDst, kPad, kSlotCount };
+
+void* Scratch(ScratchSlot slot, size_t bytes) {
+  struct Slots {
+    void* p[kSlotCount] = {};
+    size_t n[kSlotCount] = {};
+    ~Slots() {
+      for (void* q : p) ::operator delete (q, std::align_val_t{64});
+    }
+  };
+  thread_local Slots t;
+  if (bytes > t.n[slot]) {
+    ::operator delete (t.p[slot], std::align_val_t{64});
+    t.p[slot] = nullptr;
+    t.n[slot] = 0;
+    t.p[slot] = ::operator new (bytes, std::align_val_t{64});
+    t.n[slot] = bytes;
+  }
+  return t.p[slot];
+}
+
+// A reorder from `from` to `to` with a user scratchpad, and that scratchpad's desc.
+dnnl::reorder MakeReorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to, dnnl::memory::desc* scratch) {
+  dnnl::reorder::primitive_desc pd(Engine(), from, Engine(), to, ScratchpadAttr());
+  *scratch = pd.scratchpad_desc();
+  return dnnl::reorder(pd);
+}
+
+void AddScratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& md, void* buffer) {
+  if (md.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(md, Engine(), buffer));
+}
+
+}  // namespace
+
+dnnl::memory PackedWeights::Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
+                                const std::string& what) {
+  std::lock_guard lock(mu_);
+  for (const auto& [desc, mem] : entries_) {
+    if (desc == md) return mem;
+  }
+  dnnl::memory from(user, Engine(), const_cast<void*>(w.raw_data()));
+  dnnl::memory to(md, Engine());
+  WithStream(1, what, [&](dnnl::stream& s) { dnnl::reorder(from, to).execute(s, from, to); });
+  entries_.emplace_back(md, to);
+  return to;
+}
+
+ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(1, threads));
+}
+ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
+
+int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+dnnl::primitive_attr ScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void FinishConvPlan(ConvPlan& plan, const dnnl::primitive_desc& pd, dnnl::primitive prim,
+                    const Tensor* constant_weights, PackedWeights* packed, const std::string& what) {
+  try {
+    plan.prim = std::move(prim);
+    plan.src_md = pd.src_desc(0);
+    plan.weights_md = pd.weights_desc(0);
+    if (plan.bias) plan.bias_md = pd.weights_desc(1);
+    plan.dst_md = pd.dst_desc(0);
+    plan.scratch_md = pd.scratchpad_desc();
+    if (plan.src_md != plan.src_user) plan.src_in = MakeReorder(plan.src_user, plan.src_md, &plan.src_in_scratch);
+    if (plan.dst_md != plan.dst_user) plan.dst_out = MakeReorder(plan.dst_md, plan.dst_user, &plan.dst_out_scratch);
+    if (constant_weights && packed) {
+      // Packed once per layout: the primitive's preferred weight layout.
+      plan.packed_weights = packed->Get(*constant_weights, plan.weights_user, plan.weights_md, what);
+    } else if (plan.weights_md != plan.weights_user) {
+      plan.weights_in = MakeReorder(plan.weights_user, plan.weights_md, &plan.weights_in_scratch);
+    }
+  } catch (const dnnl::error& e) {
+    throw InternalError(what + ": oneDNN: " + e.what());
+  }
+}
+
+void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
+                 const std::string& what) {
+  const dnnl::engine& eng = Engine();
+  // One scratchpad buffer serves every primitive of the plan: they run one after another on this stream.
+  const size_t pad_bytes = std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(),
+                                     plan.weights_in_scratch.get_size(), plan.dst_out_scratch.get_size()});
+  void* pad = pad_bytes > 0 ? Scratch(kPad, pad_bytes) : nullptr;
+  WithStream(threads, what, [&](dnnl::stream& s) {
+    dnnl::memory src(plan.src_user, eng, const_cast<void*>(x));
+    if (plan.src_in) {
+      dnnl::memory blocked(plan.src_md, eng, Scratch(kSrc, plan.src_md.get_size()));
+      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, blocked}};
+      AddScratchpad(args, plan.src_in_scratch, pad);
+      plan.src_in->execute(s, args);
+      src = blocked;
+    }
+    dnnl::memory weights;
+    if (plan.packed_weights) {
+      weights = *plan.packed_weights;
+    } else {
+      weights = dnnl::memory(plan.weights_user, eng, const_cast<void*>(w));
+      if (plan.weights_in) {
+        dnnl::memory packed(plan.weights_md, eng, Scratch(kWeights, plan.weights_md.get_size()));
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, packed}};
+        AddScratchpad(args, plan.weights_in_scratch, pad);
+        plan.weights_in->execute(s, args);
+        weights = packed;
+      }
+    }
+    dnnl::memory dst_user(plan.dst_user, eng, y);
+    dnnl::memory dst = plan.dst_out ? dnnl::memory(plan.dst_md, eng, Scratch(kDst, plan.dst_md.get_size())) : dst_user;
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+    if (plan.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan.bias_md, eng, const_cast<void*>(bias)));
+    AddScratchpad(args, plan.scratch_md, pad);
+    plan.prim.execute(s, args);
+    if (plan.dst_out) {
+      std::unordered_map<int, dnnl::memory> out{{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}};
+      AddScratchpad(out, plan.dst_out_scratch, pad);
+      plan.dst_out->execute(s, out);
+    }
+  });
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,86 @@
+// What the oneDNN convolution kernels (Conv, ConvTranspose) share: finding constant weights, per-thread scratch
+// buffers, and a "plan" — one primitive for one input-shape signature plus the reorders between Ferry's plain
+// tensors and the layouts the primitive chose — with the code that runs it.
+#pragma once
+
+#include <dnnl.hpp>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/tensor.h"
+#include "ir/graph.h"
+
+namespace ferry::cpu {
+
+// The initializer behind input i of `node` when it is a true constant: an initializer that is not also a graph
+// input (a caller could override such a one with a feed). nullptr otherwise.
+std::shared_ptr<const Tensor> ConstantInput(const ir::Node& node, size_t i);
+
+// The static shape of input i of `node`, or nullopt when the rank or any dim is unknown.
+std::optional<Shape> StaticShape(const ir::Node& node, size_t i);
+// The rank of input i of `node` when known (from its type or its initializer), else -1.
+int64_t KnownRank(const ir::Node& node, size_t i);
+
+// A primitive (convolution_forward or deconvolution_forward) built for one input-shape signature, with the
+// reorders between Ferry's tensors (the *_user descs) and the primitive's layouts. Every primitive runs with a
+// user scratchpad, so one plan may run on several threads at once.
+struct ConvPlan {
+  dnnl::primitive prim;
+  dnnl::memory::desc src_md, weights_md, bias_md, dst_md, scratch_md;  // what the primitive takes
+  dnnl::memory::desc src_user, weights_user, dst_user;       // Ferry's tensors (dst_user may be a strided view)
+  std::optional<dnnl::reorder> src_in, weights_in, dst_out;  // present when the layouts differ
+  dnnl::memory::desc src_in_scratch, weights_in_scratch, dst_out_scratch;
+  std::optional<dnnl::memory> packed_weights;  // constant W, already in weights_md (shared with PackedWeights)
+  bool bias = false;  // set before FinishConvPlan: the primitive takes a bias (plain, one value per channel)
+};
+
+// A kernel's constant weights, reordered once per layout a primitive asked for (plans built for other thread
+// counts or shapes usually want the same layout and share the buffer). Thread-safe.
+class PackedWeights {
+ public:
+  // `w` (described by `user`) in layout `md`, reordered on first request.
+  dnnl::memory Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
+                   const std::string& what);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
+};
+
+// oneDNN fixes a primitive's parallel split (its thread count) when the primitive is created, whatever the OpenMP
+// setting when it runs: primitives and reorders must be created under the thread count they will run with. This
+// sets the calling thread's OpenMP thread count for the scope.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// The thread count a session uses when none is given (all hardware threads): what kernels build their primitives
+// for at creation, before a run tells them the real count.
+int DefaultThreads();
+
+// Completes `plan` from the primitive descriptor `pd` (src/weights/dst/scratchpad) and the user descs already set
+// in it: makes the primitive and the reorders that are needed. When `constant_weights` is given, takes them from
+// `packed` in the primitive's layout. Call under ScopedOmpThreads for the thread count the plan will run with.
+void FinishConvPlan(ConvPlan& plan, const dnnl::primitive_desc& pd, dnnl::primitive prim,
+                    const Tensor* constant_weights, PackedWeights* packed, const std::string& what);
+
+// The attribute every conv primitive and reorder is built with (user scratchpad).
+dnnl::primitive_attr ScratchpadAttr();
+
+// Runs `plan`: x, w (ignored when the plan holds packed weights), bias (may be null) -> y, with `threads`
+// threads (the count the plan was built for). Activation reorders go through per-thread scratch buffers (no allocation
+// once they have grown).
+void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
+                 const std::string& what);
+
+}  // namespace ferry::cpu

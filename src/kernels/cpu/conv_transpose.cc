@@ -1,0 +1,307 @@
+// ConvTranspose on oneDNN (deconvolution_forward, float32, 1-D to 3-D). The output extent and pads follow the
+// ONNX rules for pads, output_padding, output_shape and auto_pad, resolved exactly as the ref kernel does; oneDNN
+// gets them as explicit pads: pad_l = the begin pad, pad_r = (what the strides and kernel reach) - pad_l - output
+// extent. Where the output reaches past every input tap (output_padding beyond the end pad, or an output_shape
+// larger than the natural extent) pad_r would be negative: the primitive then computes the covered part only, into
+// a strided view of the output, and the rest holds the bias. Constant weights are reordered once; primitive and
+// packed weights are cached per input-shape signature and thread count, and built at creation when shapes are static.
+// Activations go through the blocked layouts oneDNN picks (format_tag::any), as for Conv's spatial kernels.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dnnl_util.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+using dnnl::memory;
+using ref::AutoPad;
+
+// The resolved shapes of one ConvTranspose: X [N, C, in...], W [C, M/group, kernel...] -> Y [N, M, out...].
+struct DeconvShape {
+  int64_t batch = 0, channels = 0, out_channels = 0;
+  std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin;
+  std::vector<int64_t> covered;  // per dim: the output extent the primitive computes (<= out; the rest is bias)
+  std::vector<int64_t> pad_end;  // oneDNN's pad_r for the covered extent (>= 0)
+  Shape y_shape;
+};
+
+class ConvTranspose : public OpKernel {
+ public:
+  explicit ConvTranspose(const ir::Node& node)
+      : attrs_(ref::WindowAttrs::FromNode(node)),
+        group_(node.GetInt("group", 1)),
+        output_padding_(node.GetInts("output_padding")),
+        output_shape_(node.GetInts("output_shape")),
+        what_(node.Describe()),
+        weights_(ConstantInput(node, 1)),
+        has_bias_(node.input(2) != nullptr) {
+    if (group_ < 1) throw InvalidModelError(what_ + ": group must be >= 1, got " + std::to_string(group_));
+    for (int64_t v : output_padding_) {
+      if (v < 0) throw InvalidModelError(what_ + ": output_padding must be >= 0");
+    }
+    // Static shapes: build the primitive (and pack the weights) now, for the default thread count.
+    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    if (x && w && x->size() >= 3 && x->size() <= 5 && ShapeElementCount(*x) > 0 && ShapeElementCount(*w) > 0) {
+      try {
+        const DeconvShape s = Resolve(*x, *w, what_);
+        if (Covered(s)) Plan(*x, *w, DefaultThreads());
+      } catch (const InvalidArgumentError&) {  // left for Compute to report with the inputs it is given
+      }
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& w = ctx.required_input(1);
+    const Tensor* bias = ctx.input(2);
+    const std::string what = ctx.Describe();
+    if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " +
+                                 std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(w.dtype())));
+    }
+    const DeconvShape s = Resolve(x.shape(), w.shape(), what);
+    if (bias && (bias->rank() != 1 || bias->dim(0) != s.out_channels || bias->dtype() != x.dtype())) {
+      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
+                                 std::to_string(s.out_channels) + "]");
+    }
+    if (bias == nullptr && has_bias_) throw InvalidArgumentError(what + ": bias B is declared but not given");
+    if (x.rank() > 5) {
+      throw UnsupportedError(what + ": X has rank " + std::to_string(x.rank()) +
+                             "; the cpu ConvTranspose kernel runs 1-D to 3-D (rank 3 to 5)");
+    }
+    Tensor& y = ctx.Output(0, x.dtype(), s.y_shape);
+    if (y.size() == 0) return;
+    const float* b = bias ? bias->data<float>() : nullptr;
+    const bool nothing = x.size() == 0 || w.size() == 0 || !Covered(s);
+    if (nothing || s.covered != s.out) {
+      // Output positions no input tap reaches hold the bias.
+      int64_t plane = 1;
+      for (int64_t e : s.out) plane *= e;
+      float* yp = y.data<float>();
+      for (int64_t n = 0; n < s.batch; ++n) {
+        for (int64_t m = 0; m < s.out_channels; ++m) {
+          std::fill_n(yp + (n * s.out_channels + m) * plane, plane, b ? b[m] : 0.0f);
+        }
+      }
+      if (nothing) return;
+    }
+    const auto plan = Plan(x.shape(), w.shape(), ctx.threads());
+    RunConvPlan(*plan, x.raw_data(), w.raw_data(), b, y.raw_data(), ctx.threads(), what);
+  }
+
+ private:
+  static bool Covered(const DeconvShape& s) {
+    return std::all_of(s.covered.begin(), s.covered.end(), [](int64_t e) { return e > 0; });
+  }
+
+  // The ONNX geometry, as the ref kernel resolves it (same checks, same messages), plus oneDNN's view of it.
+  DeconvShape Resolve(const Shape& x, const Shape& w, const std::string& what) const {
+    if (x.size() < 3 || w.size() != x.size()) {
+      throw InvalidArgumentError(what + ": X " + ShapeToString(x) + " and W " + ShapeToString(w) +
+                                 " must have the same rank >= 3");
+    }
+    DeconvShape s;
+    s.batch = x[0];
+    s.channels = x[1];
+    if (w[0] != s.channels || s.channels % group_ != 0) {
+      throw InvalidArgumentError(what + ": W " + ShapeToString(w) + " does not match X " + ShapeToString(x) +
+                                 " with group = " + std::to_string(group_) +
+                                 " (expected W[0] = C, divisible by group)");
+    }
+    s.out_channels = w[1] * group_;
+    const size_t rank = x.size() - 2;
+    s.kernel.assign(w.begin() + 2, w.end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != s.kernel) {
+      throw InvalidArgumentError(what + ": kernel_shape " + ref::IntsToString(attrs_.kernel_shape) +
+                                 " does not match the weight's spatial shape " + ref::IntsToString(s.kernel));
+    }
+    s.in.assign(x.begin() + 2, x.end());
+    s.strides = ref::SpatialAttr(attrs_.strides, rank, 1, "strides", what);
+    s.dilations = ref::SpatialAttr(attrs_.dilations, rank, 1, "dilations", what);
+    std::vector<int64_t> out_pad(rank, 0);
+    if (!output_padding_.empty()) {
+      if (output_padding_.size() != rank && output_padding_.size() != 2 * rank) {
+        throw InvalidArgumentError(what + ": output_padding " + ref::IntsToString(output_padding_) + " has " +
+                                   std::to_string(output_padding_.size()) + " values, expected " +
+                                   std::to_string(rank));
+      }
+      std::copy_n(output_padding_.begin(), rank, out_pad.begin());
+    }
+    std::vector<int64_t> out_shape;
+    if (!output_shape_.empty()) {
+      if (output_shape_.size() == rank) {
+        out_shape = output_shape_;
+      } else if (output_shape_.size() == rank + 2) {
+        out_shape.assign(output_shape_.begin() + 2, output_shape_.end());
+      } else {
+        throw InvalidArgumentError(what + ": output_shape " + ref::IntsToString(output_shape_) + " must have " +
+                                   std::to_string(rank) + " values");
+      }
+    }
+    s.pad_begin.assign(rank, 0);
+    std::vector<int64_t> pad_end(rank, 0);
+    const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
+    if (attrs_.auto_pad == AutoPad::kNotSet && !attrs_.pads.empty() && out_shape.empty()) {
+      if (attrs_.pads.size() != 2 * rank) {
+        throw InvalidArgumentError(what + ": attribute pads = " + ref::IntsToString(attrs_.pads) + " has " +
+                                   std::to_string(attrs_.pads.size()) + " values, expected " +
+                                   std::to_string(2 * rank));
+      }
+      std::copy_n(attrs_.pads.begin(), rank, s.pad_begin.begin());
+      std::copy_n(attrs_.pads.begin() + static_cast<std::ptrdiff_t>(rank), rank, pad_end.begin());
+    }
+    s.out.assign(rank, 0);
+    s.covered.assign(rank, 0);
+    s.pad_end.assign(rank, 0);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t eff = (s.kernel[d] - 1) * s.dilations[d] + 1;
+      const int64_t reach = s.strides[d] * (s.in[d] - 1) + eff;  // what the input taps span, before any pad
+      const int64_t natural = reach + out_pad[d];
+      if (!out_shape.empty() || same) {
+        const int64_t out = !out_shape.empty() ? out_shape[d] : s.in[d] * s.strides[d];
+        const int64_t total = std::max<int64_t>(0, natural - out);
+        const int64_t small = total / 2, large = total - total / 2;
+        s.pad_begin[d] = attrs_.auto_pad == AutoPad::kSameUpper ? small : large;
+        pad_end[d] = attrs_.auto_pad == AutoPad::kSameUpper ? large : small;
+        s.out[d] = out;
+      } else {
+        s.out[d] = natural - s.pad_begin[d] - pad_end[d];
+      }
+      if (s.out[d] <= 0) {
+        throw InvalidArgumentError(what + ": the output spatial extent along dim " + std::to_string(d) + " would be " +
+                                   std::to_string(s.out[d]));
+      }
+      // oneDNN: out = reach - pad_l - pad_r. A negative pad_r means output beyond every tap: compute the
+      // covered extent only.
+      const int64_t pad_r = reach - s.pad_begin[d] - s.out[d];
+      s.pad_end[d] = std::max<int64_t>(pad_r, 0);
+      s.covered[d] = pad_r >= 0 ? s.out[d] : reach - s.pad_begin[d];
+    }
+    s.y_shape = {s.batch, s.out_channels};
+    s.y_shape.insert(s.y_shape.end(), s.out.begin(), s.out.end());
+    return s;
+  }
+
+  // Keyed by shapes and thread count: oneDNN fixes a primitive's parallel split when it is created.
+  std::shared_ptr<const ConvPlan> Plan(const Shape& x, const Shape& w, int threads) const {
+    std::vector<int64_t> key(x.begin(), x.end());
+    key.push_back(-1);
+    key.insert(key.end(), w.begin(), w.end());
+    key.push_back(threads);
+    return cache_.Get(key, [&] {
+      ScopedOmpThreads scope(threads);
+      return Build(x, w);
+    });
+  }
+
+  std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w) const {
+    const DeconvShape s = Resolve(x, w, what_);
+    const int64_t cg = s.channels / group_, mg = w[1];
+    int64_t ksize = 1;
+    for (int64_t k : s.kernel) ksize *= k;
+    // oneDNN's weights are [g,] OC/g, IC/g, k...; ONNX's W is [C, M/g, k...] = [g, C/g, M/g, k...] in memory.
+    memory::dims wdims, wstrides;
+    if (group_ > 1) {
+      wdims = {group_, mg, cg};
+      wstrides = {cg * mg * ksize, ksize, mg * ksize};
+    } else {
+      wdims = {mg, cg};
+      wstrides = {ksize, mg * ksize};
+    }
+    int64_t stride = ksize;
+    for (int64_t k : s.kernel) {
+      stride /= k;
+      wdims.push_back(k);
+      wstrides.push_back(stride);
+    }
+    memory::dims strides(s.strides.begin(), s.strides.end()), dilates, pad_l(s.pad_begin.begin(), s.pad_begin.end()),
+        pad_r(s.pad_end.begin(), s.pad_end.end());
+    for (int64_t d : s.dilations) dilates.push_back(d - 1);
+
+    auto plan = std::make_shared<ConvPlan>();
+    plan->src_user = PlainDesc(x, DataType::kFloat);
+    plan->weights_user = memory::desc(wdims, memory::data_type::f32, wstrides);
+    // The covered part of Y: all of it, or a view with Y's strides.
+    Shape covered{s.batch, s.out_channels};
+    covered.insert(covered.end(), s.covered.begin(), s.covered.end());
+    memory::dims y_strides(s.y_shape.size());
+    int64_t step = 1;
+    for (size_t i = s.y_shape.size(); i-- > 0;) {
+      y_strides[i] = step;
+      step *= s.y_shape[i];
+    }
+    plan->dst_user = memory::desc(Dims(covered), memory::data_type::f32, y_strides);
+    plan->bias = has_bias_;
+    const memory::desc src(Dims(x), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc dst(Dims(covered), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
+    try {
+      using df = dnnl::deconvolution_forward;
+      const auto kind = dnnl::prop_kind::forward_inference;
+      const auto alg = dnnl::algorithm::deconvolution_direct;
+      const df::desc desc =
+          has_bias_ ? df::desc(kind, alg, src, weights,
+                               memory::desc({s.out_channels}, memory::data_type::f32, memory::format_tag::x), dst,
+                               strides, dilates, pad_l, pad_r)
+                    : df::desc(kind, alg, src, weights, dst, strides, dilates, pad_l, pad_r);
+      const df::primitive_desc pd(desc, ScratchpadAttr(), Engine());
+      FinishConvPlan(*plan, pd, df(pd), weights_.get(), &packed_, what_);
+    } catch (const dnnl::error& e) {
+      throw InternalError(what_ + ": oneDNN could not create the deconvolution: " + e.what());
+    }
+    return plan;
+  }
+
+  ref::WindowAttrs attrs_;
+  int64_t group_;
+  std::vector<int64_t> output_padding_, output_shape_;
+  std::string what_;
+  std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
+  bool has_bias_;
+  mutable PackedWeights packed_;
+  ShapeCache<ConvPlan> cache_;
+};
+
+std::string ConvTransposePredicate(const ir::Node& node) {
+  // Opset 11 settled where SAME_* and output_shape put the odd pad; older opsets are left to ref.
+  const std::string pad = node.GetString("auto_pad", "NOTSET");
+  if (node.opset() < 11 && (pad == "SAME_UPPER" || pad == "SAME_LOWER")) {
+    return "ConvTranspose-1: auto_pad=" + pad + " is not implemented on cpu (opset < 11)";
+  }
+  if (node.opset() < 11 && node.has_attr("output_shape")) {
+    return "ConvTranspose-1: output_shape is not implemented on cpu (opset < 11)";
+  }
+  return "";
+}
+
+std::string ConvTransposeShapePredicate(const ir::Node& node) {
+  int64_t rank = KnownRank(node, 0);
+  if (rank < 0) rank = KnownRank(node, 1);
+  if (rank > 5) {
+    return "ConvTranspose: " + std::to_string(rank - 2) + "-D (X of rank " + std::to_string(rank) +
+           ") is not implemented on cpu (1-D to 3-D only)";
+  }
+  return "";
+}
+
+}  // namespace
+
+void RegisterConvTransposeKernels(KernelRegistry& r) {
+  r.Add({.op = "ConvTranspose",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeKernel<ConvTranspose>,
+         .predicate = ConvTransposePredicate,
+         .shape_predicate = ConvTransposeShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_conv_transpose__onednn.1",
+         .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_*, no output_shape"});
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,165 @@
+// Gemm (float32) on oneDNN's matmul primitive: Y = alpha · op(A) · op(B) + beta · C. Transposes are strided
+// memory descriptors, alpha an output scale; C (unidirectionally broadcast to [M, N]) is the primitive's bias
+// when alpha = beta = 1 and C is one row, else it is copied into Y and added with a sum post-op scaled by beta.
+// alpha = 0 or K = 0 leave beta · C (as ref does, without reading A and B). A constant B is reordered once, at
+// creation, into the layout oneDNN prefers for the statically known M. One primitive per shape signature.
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/matmul_util.h"
+#include "kernels/kernel_def.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+// How C enters the product.
+enum class CMode { kNone, kBias, kSum };
+
+// A [rows × cols] matrix stored row-major, or (transposed) as its [cols × rows] transpose.
+dnnl::memory::desc MatrixDesc(int64_t rows, int64_t cols, bool transposed) {
+  return dnnl::memory::desc({rows, cols}, dnnl::memory::data_type::f32,
+                            transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1});
+}
+
+struct GemmEntry {
+  dnnl::memory::desc a_md, b_md, bias_md, y_md;
+  MatMulPrimitive mm;
+};
+
+class Gemm : public OpKernel {
+ public:
+  explicit Gemm(const ir::Node& node)
+      : trans_a_(node.GetInt("transA", 0) != 0),
+        trans_b_(node.GetInt("transB", 0) != 0),
+        alpha_(node.GetFloat("alpha", 1.0f)),
+        beta_(node.GetFloat("beta", 1.0f)) {
+    const ir::Value* bv = node.input(1);
+    if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
+    const Tensor& b = *bv->initializer();
+    if (b.rank() != 2 || b.size() == 0 || alpha_ == 0.0f) return;
+    const int64_t k = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    // The representative M: A's static shape, else a guess; C's mode as far as it is known now.
+    int64_t m = 64;
+    const ir::Value* av = node.input(0);
+    if (av && av->type().shape && av->type().shape->size() == 2) {
+      const ir::Dim& d = (*av->type().shape)[trans_a_ ? 1 : 0];
+      if (d.is_static() && d.value > 0) m = d.value;
+    }
+    CMode mode = CMode::kNone;
+    const ir::Value* cv = node.input(2);
+    if (cv && beta_ != 0.0f) {
+      mode = CMode::kSum;
+      const auto& cs = cv->type().shape;
+      if (alpha_ == 1.0f && beta_ == 1.0f && cs && !cs->empty() && cs->size() <= 2 && cs->back().is_static() &&
+          cs->back().value == n && (cs->size() == 1 || ((*cs)[0].is_static() && (*cs)[0].value == 1))) {
+        mode = CMode::kBias;
+      }
+    }
+    const dnnl::memory::desc bias = mode == CMode::kBias ? MatrixDesc(1, n, false) : dnnl::memory::desc();
+    weights_ = MatMulWeights(bv->initializer_ptr(), MatrixDesc(k, n, trans_b_), MatrixDesc(m, k, false), bias,
+                             MatrixDesc(m, n, false), Attr(mode), node.Describe());
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    const Tensor* c = ctx.input(2);
+    const std::string what = ctx.Describe();
+    if (a.rank() != 2 || b.rank() != 2) {
+      throw InvalidArgumentError(what + ": A " + ShapeToString(a.shape()) + " and B " + ShapeToString(b.shape()) +
+                                 " must be 2-D");
+    }
+    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat)) {
+      throw InvalidArgumentError(what + ": A, B and C must be float32");
+    }
+    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0), k = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    if (k != kb) {
+      throw InvalidArgumentError(what + ": inner dimensions do not match: op(A) is " + std::to_string(m) + "x" +
+                                 std::to_string(k) + ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n));
+    }
+    // C's strides into the [M, N] output (0 along broadcast dims).
+    int64_t c_row = 0, c_col = 0, cm = 1, cn = 1;
+    if (c) {
+      const Shape& cs = c->shape();
+      cm = cs.size() == 2 ? cs[0] : 1;
+      cn = cs.empty() ? 1 : cs.back();
+      if (cs.size() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n)) {
+        throw InvalidArgumentError(what + ": C " + ShapeToString(cs) + " cannot be broadcast to [" +
+                                   std::to_string(m) + "," + std::to_string(n) + "]");
+      }
+      c_col = cn == 1 ? 0 : 1;
+      c_row = cm == 1 ? 0 : cn;
+    }
+    Tensor& y = ctx.Output(0, DataType::kFloat, {m, n});
+    if (y.size() == 0) return;
+    const bool use_c = c && beta_ != 0.0f;
+    float* yp = y.data<float>();
+    auto fill_c = [&](float scale) {
+      const float* cp = c->data<float>();
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) yp[i * n + j] = scale * cp[i * c_row + j * c_col];
+      }
+    };
+    if (k == 0 || alpha_ == 0.0f) {  // Y = beta · C (or 0), A and B unread
+      if (use_c) fill_c(beta_);
+      return;
+    }
+    CMode mode = CMode::kNone;
+    if (use_c) mode = alpha_ == 1.0f && beta_ == 1.0f && cm == 1 && cn == n ? CMode::kBias : CMode::kSum;
+    const bool packed = weights_.Usable(b);
+    std::vector<int64_t> key = ShapeKey({&a, &b});
+    key.push_back(static_cast<int64_t>(mode));
+    key.push_back(packed ? 1 : 0);
+    auto entry = cache_.Get(key, [&] {
+      auto e = std::make_shared<GemmEntry>();
+      e->a_md = MatrixDesc(m, k, trans_a_);
+      e->b_md = MatrixDesc(k, n, trans_b_);
+      e->y_md = MatrixDesc(m, n, false);
+      if (mode == CMode::kBias) e->bias_md = MatrixDesc(1, n, false);
+      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, Attr(mode), packed ? &weights_ : nullptr);
+      return e;
+    });
+    if (mode == CMode::kSum) fill_c(1.0f);  // the sum post-op adds beta · (what Y holds)
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, Wrap(a, entry->a_md)},
+        {DNNL_ARG_WEIGHTS, entry->mm.packed ? weights_.memory() : Wrap(b, entry->b_md)},
+        {DNNL_ARG_DST, Wrap(y, entry->y_md)}};
+    if (mode == CMode::kBias) args.emplace(DNNL_ARG_BIAS, Wrap(*c, entry->bias_md));
+    AddScratchpad(args, entry->mm.scratch);
+    Execute(entry->mm.prim, args, ctx.threads(), what);
+  }
+
+ private:
+  dnnl::primitive_attr Attr(CMode mode) const {
+    dnnl::primitive_attr attr;
+    if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
+    if (mode == CMode::kSum) {
+      dnnl::post_ops po;
+      po.append_sum(beta_);
+      attr.set_post_ops(po);
+    }
+    return attr;
+  }
+
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+  MatMulWeights weights_;
+  ShapeCache<GemmEntry> cache_;
+};
+
+}  // namespace
+
+void RegisterGemmKernels(KernelRegistry& r) {
+  // Versions 1-13 differ in C's broadcasting rules (always broadcast here, as in ref), C becoming optional (11)
+  // and the type list; float32 has the same semantics in all of them.
+  r.Add({.op = "Gemm",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeKernel<Gemm>,
+         .name = "cpu.f32_gemm__onednn.1"});
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,228 @@
+// MatMul (float32) on oneDNN's matmul primitive, with numpy semantics: 1-D operands are promoted to a row (A)
+// or column (B) vector, batch dims broadcast. Batch dims are merged where A and B broadcast alike, so any rank
+// fits oneDNN's 12 dims (beyond that, the outermost merged dims become a loop); when B has no batch extent the
+// whole product is one [batch·M × K]·[K × N] matmul. A constant B without batch extent is reordered once, at
+// creation, into the layout oneDNN prefers for the statically known M. One primitive per shape signature.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/matmul_util.h"
+#include "kernels/kernel_def.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+constexpr size_t kMaxDnnlBatchDims = DNNL_MAX_NDIMS - 2;
+
+// The shape analysis of one (A, B) pair.
+struct MatMulShape {
+  int64_t m = 0, k = 0, n = 0;
+  Shape y_shape;
+  // Merged batch dims, outermost first: the output's extent and A's / B's (1 where that operand broadcasts).
+  std::vector<int64_t> batch, a_batch, b_batch;
+  bool b_shared() const {
+    return std::all_of(b_batch.begin(), b_batch.end(), [](int64_t d) { return d == 1; });
+  }
+};
+
+MatMulShape ResolveMatMul(const Shape& a, const Shape& b, const std::string& what) {
+  if (a.empty() || b.empty()) {
+    throw InvalidArgumentError(what + ": MatMul inputs must have rank >= 1, got " + ShapeToString(a) + " and " +
+                               ShapeToString(b));
+  }
+  const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+  const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  MatMulShape s;
+  s.m = a2[a2.size() - 2];
+  s.k = a2[a2.size() - 1];
+  s.n = b2[b2.size() - 1];
+  if (b2[b2.size() - 2] != s.k) {
+    throw InvalidArgumentError(what + ": inner dimensions do not match: A " + ShapeToString(a) + " and B " +
+                               ShapeToString(b));
+  }
+  const size_t ra = a2.size() - 2, rb = b2.size() - 2, rank = std::max(ra, rb);
+  int prev_pattern = -1;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - ra ? 1 : a2[i - (rank - ra)];
+    const int64_t db = i < rank - rb ? 1 : b2[i - (rank - rb)];
+    if (da != db && da != 1 && db != 1) {
+      throw InvalidArgumentError(what + ": batch dimensions of A " + ShapeToString(a) + " and B " +
+                                 ShapeToString(b) + " do not broadcast");
+    }
+    const int64_t d = da == 1 ? db : da;
+    s.y_shape.push_back(d);
+    if (d == 1) continue;
+    // Adjacent dims where A and B broadcast alike merge into one.
+    const int pattern = (da != 1 ? 1 : 0) | (db != 1 ? 2 : 0);
+    if (pattern == prev_pattern) {
+      s.batch.back() *= d;
+      s.a_batch.back() *= da;
+      s.b_batch.back() *= db;
+    } else {
+      s.batch.push_back(d);
+      s.a_batch.push_back(da);
+      s.b_batch.push_back(db);
+      prev_pattern = pattern;
+    }
+  }
+  if (a.size() != 1) s.y_shape.push_back(s.m);
+  if (b.size() != 1) s.y_shape.push_back(s.n);
+  return s;
+}
+
+dnnl::memory::desc Dense(const std::vector<int64_t>& dims) {
+  return PlainDesc(Shape(dims.begin(), dims.end()), DataType::kFloat);
+}
+
+// Everything one shape signature needs: the primitive and how the buffers map onto it.
+struct MatMulEntry {
+  MatMulShape shape;
+  bool trivial = false;  // empty output, or K == 0 (all zeros): no primitive
+  dnnl::memory::desc a_md, b_md, y_md;
+  MatMulPrimitive mm;
+  // Merged batch dims beyond oneDNN's rank limit run as a loop: their extents and per-step element strides.
+  std::vector<int64_t> outer, outer_a_stride, outer_b_stride, outer_y_stride;
+};
+
+class MatMul : public OpKernel {
+ public:
+  explicit MatMul(const ir::Node& node) {
+    const ir::Value* bv = node.input(1);
+    if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
+    const Tensor& b = *bv->initializer();
+    if (b.rank() < 1) return;
+    for (int64_t i = 0; i + 2 < b.rank(); ++i) {
+      if (b.dim(i) != 1) return;  // a batched constant B runs on the plain layout
+    }
+    const int64_t k = b.rank() == 1 ? b.dim(0) : b.dim(b.rank() - 2);
+    const int64_t n = b.rank() == 1 ? 1 : b.dim(b.rank() - 1);
+    if (k == 0 || n == 0) return;
+    // The representative M: every row of A (B is shared by the whole batch), or a guess when A is dynamic.
+    int64_t rows = 64;
+    const ir::Value* av = node.input(0);
+    if (av && av->type().shape && !av->type().shape->empty()) {
+      int64_t r = 1;
+      bool known = true;
+      const auto& dims = *av->type().shape;
+      for (size_t i = 0; i + 1 < dims.size(); ++i) {
+        known = known && dims[i].is_static();
+        if (dims[i].is_static()) r *= dims[i].value;
+      }
+      if (known && r > 0) rows = r;
+    }
+    weights_ = MatMulWeights(bv->initializer_ptr(), Dense({k, n}), Dense({rows, k}), Dense({rows, n}), {}, {},
+                             node.Describe());
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    const std::string what = ctx.Describe();
+    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": inputs A and B must be float32, got " + std::string(DataTypeName(a.dtype())) +
+                                 " and " + std::string(DataTypeName(b.dtype())));
+    }
+    const bool packed = weights_.Usable(b);
+    std::vector<int64_t> key = ShapeKey({&a, &b});
+    key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
+    auto entry = cache_.Get(key, [&] { return Build(a.shape(), b.shape(), packed, what); });
+    Tensor& y = ctx.Output(0, DataType::kFloat, entry->shape.y_shape);
+    if (entry->trivial) return;  // empty, or K == 0: the zeroed output is the product
+    const MatMulEntry& e = *entry;
+    const bool use_packed = e.mm.packed && packed;
+    int64_t steps = 1;
+    for (int64_t d : e.outer) steps *= d;
+    const float* ap = a.data<float>();
+    const float* bp = b.data<float>();
+    float* yp = y.data<float>();
+    WithStream(ctx.threads(), what, [&](dnnl::stream& s) {
+      for (int64_t step = 0; step < steps; ++step) {
+        int64_t rem = step, ao = 0, bo = 0, yo = 0;
+        for (size_t d = e.outer.size(); d-- > 0;) {
+          const int64_t i = rem % e.outer[d];
+          rem /= e.outer[d];
+          ao += i * e.outer_a_stride[d];
+          bo += i * e.outer_b_stride[d];
+          yo += i * e.outer_y_stride[d];
+        }
+        dnnl::memory am(e.a_md, Engine(), const_cast<float*>(ap + ao));
+        dnnl::memory bm = use_packed ? weights_.memory() : dnnl::memory(e.b_md, Engine(), const_cast<float*>(bp + bo));
+        dnnl::memory ym(e.y_md, Engine(), yp + yo);
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, ym}};
+        AddScratchpad(args, e.mm.scratch);
+        e.mm.prim.execute(s, args);
+      }
+    });
+  }
+
+ private:
+  std::shared_ptr<MatMulEntry> Build(const Shape& a, const Shape& b, bool packed, const std::string& what) const {
+    auto e = std::make_shared<MatMulEntry>();
+    e->shape = ResolveMatMul(a, b, what);
+    const MatMulShape& s = e->shape;
+    e->trivial = ShapeElementCount(s.y_shape) == 0 || s.k == 0;
+    if (e->trivial) return e;
+    if (s.b_shared()) {
+      // B is the same for every batch and A's matrices are contiguous: one 2-D product over all rows.
+      int64_t rows = s.m;
+      for (int64_t d : s.batch) rows *= d;
+      e->a_md = Dense({rows, s.k});
+      e->b_md = Dense({s.k, s.n});
+      e->y_md = Dense({rows, s.n});
+      e->mm = MakeMatMul(e->a_md, e->b_md, {}, e->y_md, {}, packed ? &weights_ : nullptr);
+      return e;
+    }
+    // Batched: inner merged dims go to oneDNN (equal ranks, 1 = broadcast), the rest become a loop.
+    const size_t nb = s.batch.size();
+    const size_t split = nb > kMaxDnnlBatchDims ? nb - kMaxDnnlBatchDims : 0;
+    std::vector<int64_t> ad(s.a_batch.begin() + static_cast<std::ptrdiff_t>(split), s.a_batch.end());
+    std::vector<int64_t> bd(s.b_batch.begin() + static_cast<std::ptrdiff_t>(split), s.b_batch.end());
+    std::vector<int64_t> yd(s.batch.begin() + static_cast<std::ptrdiff_t>(split), s.batch.end());
+    int64_t a_inner = s.m * s.k, b_inner = s.k * s.n, y_inner = s.m * s.n;
+    for (size_t i = 0; i < ad.size(); ++i) {
+      a_inner *= ad[i];
+      b_inner *= bd[i];
+      y_inner *= yd[i];
+    }
+    ad.insert(ad.end(), {s.m, s.k});
+    bd.insert(bd.end(), {s.k, s.n});
+    yd.insert(yd.end(), {s.m, s.n});
+    e->a_md = Dense(ad);
+    e->b_md = Dense(bd);
+    e->y_md = Dense(yd);
+    e->mm = MakeMatMul(e->a_md, e->b_md, {}, e->y_md, {}, nullptr);
+    // Element strides of the loop dims (0 where the operand broadcasts).
+    e->outer.assign(s.batch.begin(), s.batch.begin() + static_cast<std::ptrdiff_t>(split));
+    e->outer_a_stride.resize(split);
+    e->outer_b_stride.resize(split);
+    e->outer_y_stride.resize(split);
+    for (size_t d = split; d-- > 0;) {
+      e->outer_a_stride[d] = s.a_batch[d] == 1 ? 0 : a_inner;
+      e->outer_b_stride[d] = s.b_batch[d] == 1 ? 0 : b_inner;
+      e->outer_y_stride[d] = y_inner;
+      a_inner *= s.a_batch[d];
+      b_inner *= s.b_batch[d];
+      y_inner *= s.batch[d];
+    }
+    return e;
+  }
+
+  MatMulWeights weights_;
+  ShapeCache<MatMulEntry> cache_;
+};
+
+}  // namespace
+
+void RegisterMatMulKernels(KernelRegistry& r) {
+  // Versions 1, 9 and 13 only widen the type list; float32 has the same semantics in all of them.
+  r.Add({.op = "MatMul",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeKernel<MatMul>,
+         .name = "cpu.f32_matmul__onednn.1"});
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,53 @@
+// Shared by the oneDNN MatMul and Gemm kernels: a constant right-hand matrix reordered once, at kernel creation,
+// into the layout oneDNN's matmul prefers, and per-shape matmul primitives that use it when they can.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kernels/cpu/dnnl_scratchpad.h"
+#include "kernels/cpu/dnnl_util.h"
+
+namespace ferry::cpu {
+
+// A constant B: the initializer itself (K×N as described by `plain`, which may be strided for a transposed
+// matrix) and, when oneDNN's matmul prefers another layout for the representative problem it was created for,
+// a copy of it reordered into that layout.
+class MatMulWeights {
+ public:
+  MatMulWeights() = default;
+  // `a_hint` / `y_hint`: the plain descs of a representative A and Y (static shapes, else a guessed M);
+  // `bias` may be a zero desc (no bias); `attr` the attributes the kernel's primitives use.
+  MatMulWeights(std::shared_ptr<const Tensor> b, const dnnl::memory::desc& plain, const dnnl::memory::desc& a_hint,
+                const dnnl::memory::desc& y_hint, const dnnl::memory::desc& bias, const dnnl::primitive_attr& attr,
+                const std::string& what);
+
+  // True when a reordered copy exists and `runtime_b` is the initializer itself (an initializer that is also a
+  // graph input may be overridden by a feed; then the plain path runs).
+  bool Usable(const Tensor& runtime_b) const {
+    return packed_ && source_ && runtime_b.raw_data() == source_->raw_data();
+  }
+  const dnnl::memory::desc& desc() const { return packed_desc_; }
+  const dnnl::memory& memory() const { return packed_; }
+
+ private:
+  std::shared_ptr<const Tensor> source_;
+  dnnl::memory::desc packed_desc_;
+  dnnl::memory packed_;
+};
+
+// A matmul primitive (user scratchpad: run it with AddScratchpad(args, scratch)) and whether it reads B from the
+// packed weights (else from the plain tensor).
+struct MatMulPrimitive {
+  dnnl::matmul prim;
+  dnnl::memory::desc scratch;
+  bool packed = false;
+};
+
+// Creates the matmul for the given descs (`bias` may be a zero desc). With `weights` given (Usable), the packed
+// layout is tried first and kept unless oneDNN has only its reference implementation for it.
+MatMulPrimitive MakeMatMul(const dnnl::memory::desc& a, const dnnl::memory::desc& b_plain,
+                           const dnnl::memory::desc& bias, const dnnl::memory::desc& y,
+                           const dnnl::primitive_attr& attr, const MatMulWeights* weights);
+
+}  // namespace ferry::cpu

@@ -1,0 +1,103 @@
+// Helpers for the cpu convolution tests (Conv, ConvTranspose): random integers, the one-node model with symbolic
+// input dims (so the kernel builds its primitives at run time, per shape), and the refused-configuration check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/op_harness.h"
+
+namespace ferry::testing {
+
+inline int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+// "x[1,2,5,5] w(const)[3,2,3,3] strides=[2,2] ... threads=2", for failure messages.
+inline std::string DescribeCase(const OpTest& t) {
+  std::string s;
+  for (const auto& in : t.inputs) s += in.name + (in.constant ? "(const)" : "") + ShapeToString(in.value.shape()) + " ";
+  for (const auto& a : t.attributes) {
+    s += a.name() + "=";
+    if (a.type() == onnx::AttributeProto::INT) s += std::to_string(a.i());
+    if (a.type() == onnx::AttributeProto::STRING) s += a.s();
+    if (a.type() == onnx::AttributeProto::INTS)
+      s += ShapeToString(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    s += " ";
+  }
+  return s + "threads=" + std::to_string(t.threads);
+}
+
+// OneNodeModel(t) with every graph input's dims made symbolic ("d0", "d1", ...).
+inline std::string DynamicOneNodeModel(const OpTest& t) {
+  onnx::ModelProto m;
+  m.ParseFromString(OneNodeModel(t));
+  int n = 0;
+  for (auto& in : *m.mutable_graph()->mutable_input()) {
+    for (auto& d : *in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      d.set_dim_param("d" + std::to_string(n++));
+    }
+  }
+  return m.SerializeAsString();
+}
+
+inline std::unique_ptr<Session> SessionFor(const std::string& bytes, const std::vector<std::string>& backends,
+                                           bool strict, int threads) {
+  SessionOptions o;
+  o.backends = backends;
+  o.allow_fallback = !strict;
+  o.threads = threads;
+  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
+}
+
+// `t` is refused by the cpu kernel with a message containing `reason` (fallback forbidden), and with cpu,ref it
+// falls back to ref and gives ref's result.
+inline void ExpectRefusedAndFallsBack(const OpTest& t, const std::string& reason) {
+  const std::string bytes = OneNodeModel(t);
+  try {
+    SessionFor(bytes, {"cpu"}, true, 1);
+    ADD_FAILURE() << t.op << ": expected the cpu kernel to refuse the node";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+  auto session = SessionFor(bytes, {"cpu", "ref"}, false, 1);
+  ASSERT_EQ(session->placement().nodes.size(), 1u);
+  EXPECT_EQ(session->placement().nodes[0].backend, "ref");
+  EXPECT_NE(session->placement().nodes[0].reason.find(reason), std::string::npos)
+      << session->placement().nodes[0].reason;
+  const auto got = session->Run(Feeds(t));
+  const auto want = RunOn(t, {"ref"}, true, 1);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(TensorsClose(got[i].second, want[i].second, 0, 0));
+}
+
+// Runs the dynamic-shape model of `t` on cpu (strict) and ref with the given feeds (one list per run, shapes may
+// differ between runs), from one thread per run when `concurrent`, and compares every output.
+inline void ExpectDynamicMatchesRef(const OpTest& t,
+                                    const std::vector<std::vector<std::pair<std::string, Tensor>>>& runs,
+                                    bool concurrent) {
+  const std::string bytes = DynamicOneNodeModel(t);
+  auto cpu = SessionFor(bytes, {"cpu"}, true, t.threads);
+  auto ref = SessionFor(bytes, {"ref"}, true, 1);
+  std::vector<std::vector<std::pair<std::string, Tensor>>> got(runs.size());
+  if (concurrent) {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < runs.size(); ++i) threads.emplace_back([&, i] { got[i] = cpu->Run(runs[i]); });
+    for (auto& th : threads) th.join();
+  } else {
+    for (size_t i = 0; i < runs.size(); ++i) got[i] = cpu->Run(runs[i]);
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto want = ref->Run(runs[i]);
+    for (size_t j = 0; j < want.size(); ++j) {
+      EXPECT_TRUE(TensorsClose(got[i][j].second, want[j].second, t.rtol, t.atol)) << "run " << i;
+    }
+  }
+}
+
+}  // namespace ferry::testing
