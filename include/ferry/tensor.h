@@ -25,6 +25,9 @@ class Tensor {
   Tensor() = default;
   // Allocates a zero-initialised tensor (empty strings for string tensors).
   Tensor(DataType dtype, Shape shape);
+  // Allocates without initialising the elements (string tensors are still empty strings): for producers that
+  // write every element.
+  static Tensor Uninitialized(DataType dtype, Shape shape);
   // Wraps memory owned by `owner` (no copy). Not for string tensors.
   static Tensor Wrap(DataType dtype, Shape shape, std::shared_ptr<void> owner, void* data);
   template <typename T>

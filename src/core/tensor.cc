@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/buffer_pool.h"
 #include "ferry/error.h"
 
 namespace ferry {
@@ -57,13 +58,23 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
     return;
   }
   // Keep at least one byte so data() is never null, and align for any SIMD use.
-  size_t alloc = (bytes + 63) / 64 * 64;
-  if (alloc == 0) alloc = 64;
-  void* p = ::operator new(alloc, std::align_val_t(64), std::nothrow);
-  if (!p) throw ResourceExhaustedError("out of memory allocating " + std::to_string(bytes) + " bytes for a tensor");
-  std::memset(p, 0, alloc);
-  owner_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
-  data_ = p;
+  owner_ = AllocateBuffer(bytes, /*zero=*/true);
+  data_ = owner_.get();
+}
+
+Tensor Tensor::Uninitialized(DataType dtype, Shape shape) {
+  if (dtype == DataType::kString) return Tensor(dtype, std::move(shape));
+  if (!IsKnownDataType(static_cast<int32_t>(dtype))) {
+    throw InvalidArgumentError("cannot create a tensor of unknown data type " +
+                               std::to_string(static_cast<int32_t>(dtype)));
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.size_ = ShapeElementCount(t.shape_);
+  t.owner_ = AllocateBuffer(StorageBytes(dtype, t.size_), /*zero=*/false);
+  t.data_ = t.owner_.get();
+  return t;
 }
 
 Tensor Tensor::Wrap(DataType dtype, Shape shape, std::shared_ptr<void> owner, void* data) {

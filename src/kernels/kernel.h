@@ -52,6 +52,8 @@ class KernelContext {
   // Allocates output i as a new zeroed tensor and returns it (i < output_count(); a kernel may fill an output
   // the graph omitted, and the executor drops it).
   Tensor& Output(int i, DataType dtype, Shape shape);
+  // Same without zero-filling: for kernels that write every element of the output.
+  Tensor& OutputUninitialized(int i, DataType dtype, Shape shape);
   // Sets output i to a value (may share another tensor's buffer, e.g. Reshape/Identity).
   void SetOutput(int i, Value v);
 

@@ -31,6 +31,15 @@ Tensor& KernelContext::Output(int i, DataType dtype, Shape shape) {
   return slot.tensor();
 }
 
+Tensor& KernelContext::OutputUninitialized(int i, DataType dtype, Shape shape) {
+  if (i >= output_count()) {
+    throw InternalError(Describe() + ": kernel wrote output " + std::to_string(i) + " which is not requested");
+  }
+  auto& slot = outputs_[static_cast<size_t>(i)];
+  slot = Value(Tensor::Uninitialized(dtype, std::move(shape)));
+  return slot.tensor();
+}
+
 void KernelContext::SetOutput(int i, Value v) {
   if (i >= output_count()) {
     throw InternalError(Describe() + ": kernel set output " + std::to_string(i) + " which is not requested");

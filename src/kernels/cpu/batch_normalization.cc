@@ -44,7 +44,7 @@ class BatchNormalization : public OpKernel {
                                    " elements, expected C = " + std::to_string(channels));
       }
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
     if (x.size() == 0) return;
     const Shape view{batch, channels, spatial, 1};
     auto prim = cache_.Get(view, [&] {

@@ -202,7 +202,7 @@ class BinaryKernel final : public OpKernel {
                                  " and " + std::string(DataTypeName(b.dtype())) + ", expected " +
                                  std::string(DataTypeName(dtype_)) + " for both");
     }
-    Tensor& out = ctx.Output(0, dtype_, BroadcastShape(a.shape(), b.shape(), ctx));
+    Tensor& out = ctx.OutputUninitialized(0, dtype_, BroadcastShape(a.shape(), b.shape(), ctx));
     const int64_t n = out.size();
     if (n == 0) return;
     const T* pa = a.data<T>();

@@ -82,7 +82,7 @@ class Conv : public OpKernel {
       throw UnsupportedError(what + ": X has rank " + std::to_string(x.rank()) +
                              "; the cpu Conv kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
     }
-    Tensor& y = ctx.Output(0, x.dtype(), cs.y_shape);
+    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), cs.y_shape);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
     if (x.size() == 0 || w.size() == 0) {  // no input channels or an empty input plane: every tap reads zeros

@@ -75,7 +75,7 @@ class ConvTranspose : public OpKernel {
       throw UnsupportedError(what + ": X has rank " + std::to_string(x.rank()) +
                              "; the cpu ConvTranspose kernel runs 1-D to 3-D (rank 3 to 5)");
     }
-    Tensor& y = ctx.Output(0, x.dtype(), s.y_shape);
+    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), s.y_shape);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
     const bool nothing = x.size() == 0 || w.size() == 0 || !Covered(s);

@@ -93,7 +93,10 @@ class Gemm : public OpKernel {
       c_col = cn == 1 ? 0 : 1;
       c_row = cm == 1 ? 0 : cn;
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, {m, n});
+    // Zeroed only where nothing else writes Y: K == 0 or alpha == 0 without C.
+    const bool only_c = k == 0 || alpha_ == 0.0f;
+    Tensor& y = only_c && !(c && beta_ != 0.0f) ? ctx.Output(0, DataType::kFloat, {m, n})
+                                                : ctx.OutputUninitialized(0, DataType::kFloat, {m, n});
     if (y.size() == 0) return;
     const bool use_c = c && beta_ != 0.0f;
     float* yp = y.data<float>();

@@ -47,7 +47,7 @@ class LayerNormalization : public OpKernel {
     Shape stat_shape(x.shape().begin(), x.shape().begin() + axis);
     stat_shape.resize(static_cast<size_t>(rank), 1);
 
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
     Tensor* mean_out = ctx.output_requested(1) ? &ctx.Output(1, DataType::kFloat, stat_shape) : nullptr;
     Tensor* inv_out = ctx.output_requested(2) ? &ctx.Output(2, DataType::kFloat, stat_shape) : nullptr;
     if (x.size() == 0) return;

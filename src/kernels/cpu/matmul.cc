@@ -129,7 +129,9 @@ class MatMul : public OpKernel {
     std::vector<int64_t> key = ShapeKey({&a, &b});
     key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
     auto entry = cache_.Get(key, [&] { return Build(a.shape(), b.shape(), packed, what); });
-    Tensor& y = ctx.Output(0, DataType::kFloat, entry->shape.y_shape);
+    // A trivial product (empty, or K == 0) is the zeroed output; otherwise oneDNN writes every element.
+    Tensor& y = entry->trivial ? ctx.Output(0, DataType::kFloat, entry->shape.y_shape)
+                               : ctx.OutputUninitialized(0, DataType::kFloat, entry->shape.y_shape);
     if (entry->trivial) return;  // empty, or K == 0: the zeroed output is the product
     const MatMulEntry& e = *entry;
     const bool use_packed = e.mm.packed && packed;

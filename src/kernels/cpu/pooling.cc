@@ -102,7 +102,7 @@ class Pool : public OpKernel {
     }
     auto entry = cache_.Get(ShapeKey({&x}), [&] { return Build(x.shape(), what); });
     const PoolEntry& e = *entry;
-    Tensor& y = ctx.Output(0, DataType::kFloat, e.y_shape);
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e.y_shape);
     if (y.size() == 0) return;
     const int64_t planes = x.dim(0) * x.dim(1);
     const int64_t in_size = e.g.in_size(), out_size = e.g.out_size();
@@ -318,7 +318,7 @@ class GlobalPool : public OpKernel {
     Shape y_shape(x.shape().size(), 1);
     y_shape[0] = x.dim(0);
     y_shape[1] = x.dim(1);
-    Tensor& y = ctx.Output(0, DataType::kFloat, y_shape);
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);
     const int64_t planes = y.size();
     if (planes == 0) return;
     const int64_t size = x.size() / planes;

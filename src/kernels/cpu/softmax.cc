@@ -109,7 +109,7 @@ class Softmax : public OpKernel {
     if (x.dtype() != DataType::kFloat) {
       throw InvalidArgumentError(what + ": input must be float32, got " + std::string(DataTypeName(x.dtype())));
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
     if (x.size() == 0) return;
     const int64_t rank = x.rank();
     // A scalar is a single-element row; the 2-D coercion also accepts axis == rank (rows of one element).

@@ -117,7 +117,7 @@ class Transpose : public OpKernel {
       out_shape[i] = x.shape()[static_cast<size_t>(perm[i])];
       src_strides[i] = in_strides[static_cast<size_t>(perm[i])];
     }
-    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
+    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), out_shape);
     StridedCopy(ElementBytes(x.dtype()), y.raw_data(), RowMajorStrides(out_shape), x.raw_data(), src_strides,
                 out_shape, ctx.threads(), tiles_);
   }

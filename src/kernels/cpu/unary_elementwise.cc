@@ -120,7 +120,7 @@ class UnaryKernel final : public OpKernel {
       p.lo = Bound(ctx, 1, "min", std::numeric_limits<float>::lowest());
       p.hi = Bound(ctx, 2, "max", std::numeric_limits<float>::max());
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
     const float* px = x.data<float>();
     float* py = y.data<float>();
     ParallelFor(ctx.threads(), x.size(), grain_, [&](int64_t s, int64_t e) { fn_(px + s, py + s, e - s, p); });
