@@ -20,7 +20,7 @@ namespace {
 
 struct CheckArgs {
   std::string model;
-  std::string backends = "ref";
+  std::string backends = "cpu,ref";
   std::string isa, target_isa, cc;
   std::vector<std::string> shapes;
   bool json = false, verbose = false;
@@ -132,7 +132,7 @@ Command AddCheckCommand(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand("check", "will this model run here? per-node verdicts, reasons and remedies");
   cmd->add_option("model", args->model, "model.onnx")->required();
-  cmd->add_option("--backends,--backend", args->backends, "backends in priority order, comma-separated (default ref)");
+  cmd->add_option("--backends,--backend", args->backends, "backends in priority order, comma-separated (default cpu,ref)");
   cmd->add_option("--isa", args->isa, "emulate this CPU with only these extensions, e.g. avx2,fma (or none)");
   cmd->add_option("--target-isa", args->target_isa,
                   "judge against a CPU with exactly these extensions (another machine), not this one");

@@ -27,7 +27,7 @@ struct RunArgs {
   std::string output_dir;
   int repeat = 1;
   bool json = false;
-  std::string backends = "ref";
+  std::string backends = "cpu,ref";
   int threads = 0;
   std::string isa;
   PlacementFlags placement;
@@ -211,7 +211,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
   cmd->add_option("--repeat", args->repeat, "run N times and print median and p90 latency")->check(CLI::Range(1, 1000000));
   cmd->add_flag("--json", args->json, "machine-readable output");
-  cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated");
+  cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated (default cpu,ref)");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
   cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   AddPlacementFlags(*cmd, args->placement);

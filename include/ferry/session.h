@@ -16,8 +16,9 @@
 namespace ferry {
 
 struct SessionOptions {
-  // Backends in priority order. Today: "ref". Each node goes to the first backend whose kernel supports it.
-  std::vector<std::string> backends = {"ref"};
+  // Backends in priority order: each node goes to the first whose kernel supports it. The default runs the fast
+  // `cpu` backend and falls back to `ref` (the complete reference backend) for what `cpu` does not cover.
+  std::vector<std::string> backends = {"cpu", "ref"};
   // false: every node must run on the first backend (or on the plugin that provides its custom op); session
   // creation fails listing every node that would fall back (`--no-fallback`).
   bool allow_fallback = true;

@@ -14,7 +14,7 @@
 namespace ferry::tools {
 
 struct CheckOptions {
-  std::vector<std::string> backends = {"ref"};  // priority order
+  std::vector<std::string> backends = {"cpu", "ref"};  // priority order (a session's default)
   std::string isa;                              // "" = host (narrowed by FERRY_ISA); else e.g. "avx2,fma"
   // false (what a session does): the target is the host's ISA narrowed by `isa` (--isa emulates a lesser CPU).
   // true: the target is exactly `isa` (--target-isa: judging for another machine than this one).

@@ -74,7 +74,7 @@ TEST(Plugin, RunsACustomOpPlacedAsNative) {
   EXPECT_EQ(n.backend, kOps);
   EXPECT_EQ(n.kind, "native");
   EXPECT_EQ(n.reason, "custom op of plugin " + kOps);
-  EXPECT_EQ(s->placement().backends, (std::vector<std::string>{"ref", kOps}));  // appended
+  EXPECT_EQ(s->placement().backends, (std::vector<std::string>{"cpu", "ref", kOps}));  // appended
   auto out = s->Run({{"x", X()}});
   const Tensor& y = out[0].second;
   ASSERT_EQ(y.shape(), (Shape{2, 3}));
@@ -180,7 +180,7 @@ TEST(Plugin, CheckAndOpsSeeThePlugin) {
   ASSERT_EQ(r.nodes.size(), 1u);
   EXPECT_EQ(r.nodes[0].verdict, tools::Verdict::kNative);
   EXPECT_EQ(r.nodes[0].backend, kOps);
-  EXPECT_EQ(r.backends, (std::vector<std::string>{"ref", kOps}));
+  EXPECT_EQ(r.backends, (std::vector<std::string>{"cpu", "ref", kOps}));
 
   tools::OpsFilter filter;
   filter.backend = kOps;

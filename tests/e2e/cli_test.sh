@@ -33,14 +33,15 @@ a = np.load('$TMP/out/logits.npy'); b = np.load('$ROOT/models/quickstart_cnn_exp
 d = float(np.abs(a - b).max()); print('max abs diff', d); sys.exit(0 if d < 1e-4 else 1)"
 expect run_repeat_reports_median 0 'runs 3: median [0-9.]+ ms, p90' -- "$FERRY" run "$M" --random --seed 1 --repeat 3
 expect run_json 0 '"latency_ms"' -- "$FERRY" run "$M" --random --json
-expect run_report 0 'placement on ref: [0-9]+ nodes, [0-9]+ native, 0 fallback, 0 pinned' -- "$FERRY" run "$M" --random --report
-expect run_report_verbose 0 "-> ref \[native\] native on ref" -- "$FERRY" run "$M" --random --report -v
+expect run_report 0 'placement on cpu,ref: [0-9]+ nodes, [0-9]+ native, 0 fallback, 0 pinned' -- "$FERRY" run "$M" --random --report
+expect run_report_verbose 0 "-> cpu \[native\] native on cpu" -- "$FERRY" run "$M" --random --report -v
 expect run_report_json 0 '^segments 1 copies 0$' -- bash -c "'$FERRY' run '$M' --random --report --json | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"placement\"]; print(\"segments\", len(p[\"segments\"]), \"copies\", p[\"summary\"][\"copies_per_run\"])'"
 expect run_pin 0 '[0-9]+ pinned' -- "$FERRY" run "$M" --random --report --pin Conv=ref
 expect run_pin_no_match 1 "--pin Nope=ref: the model has no node named 'Nope'" -- "$FERRY" run "$M" --random --pin Nope=ref
 expect run_pin_bad_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
 expect run_pin_malformed 1 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
 expect run_no_fallback_ok 0 'logits' -- "$FERRY" run "$M" --random --no-fallback
+expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$M" --random --backends ref --report
 expect run_random_is_seeded 0 '^same$' -- bash -c "a=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); b=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); [ \"\$a\" = \"\$b\" ] && echo same"
 expect run_pb_input 0 'y: float32 \[3,4,5\]' -- \
   "$FERRY" run "$ROOT/../shared/onnx-tests/node/test_abs/model.onnx" \
@@ -73,7 +74,7 @@ g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', T.FLOAT, [
 m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17), helper.make_opsetid('com.example', 1)])
 m.ir_version = 8
 onnx.save(m, '$TMP/custom.onnx')"
-expect check_runnable 0 'RUNNABLE: 23 native on ref' -- "$FERRY" check "$M"
+expect check_runnable 0 'RUNNABLE: 23 native on cpu' -- "$FERRY" check "$M"
 expect check_gates_pass 0 'problems: none' -- "$FERRY" check "$M" --fail-on fallback --max-fallback 0
 expect check_json_parses 0 '^nodes 23 runnable True$' -- bash -c "'$FERRY' check '$M' --json | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"nodes\", len(d[\"nodes\"]), \"runnable\", d[\"summary\"][\"runnable\"])'"
 expect check_unsupported_reported 0 'plugin that implements com.example::Foo \(opset 1\) with --plugin' -- "$FERRY" check "$TMP/custom.onnx"
