@@ -47,7 +47,7 @@ using UnaryFn = void (*)(const float* x, float* y, int64_t n, const UnaryParams&
 namespace scalar {
 
 struct ReluOp {
-  static float Apply(float x, const UnaryParams&) { return x > 0.0f ? x : 0.0f; }
+  static float Apply(float x, const UnaryParams&) { return x > 0.0f || x != x ? x : 0.0f; }
 };
 struct LeakyReluOp {
   static float Apply(float x, const UnaryParams& p) { return x < 0.0f ? x * p.alpha : x; }

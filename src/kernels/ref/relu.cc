@@ -1,4 +1,4 @@
-// Relu: y = max(x, 0).
+// Relu: y = max(x, 0); NaN propagates (numpy.maximum, the ONNX reference implementation).
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/registry.h"
@@ -18,7 +18,7 @@ class Relu : public OpKernel {
       T* out = y.data<T>();
       for (int64_t i = 0; i < x.size(); ++i) {
         Acc<T> v = static_cast<Acc<T>>(in[i]);
-        out[i] = v > Acc<T>(0) ? in[i] : T(Acc<T>(0));
+        out[i] = v > Acc<T>(0) || v != v ? in[i] : T(Acc<T>(0));  // NaN stays NaN, as max(x, 0) in ONNX
       }
     });
   }

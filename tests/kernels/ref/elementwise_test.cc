@@ -11,6 +11,7 @@
 
 #include "ferry/float16.h"
 #include "ferry/session.h"
+#include "testing/op_harness.h"
 
 namespace ferry {
 namespace {
@@ -81,6 +82,23 @@ int64_t BroadcastIndex(const Shape& out, const Shape& in, int64_t o) {
     }
   }
   return idx;
+}
+
+// Relu is max(x, 0): NaN propagates (numpy.maximum and the ONNX reference implementation), infinities map as
+// expected — on ref and on cpu (every ISA variant the host has is the one the cpu backend picks).
+TEST(Elementwise, ReluPropagatesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  testing::OpTest t{.op = "Relu",
+                    .inputs = {testing::In("x", Make<float>(DataType::kFloat, {6}, {nan, -1, 0, 2, -inf, inf}))}};
+  for (const char* backend : {"ref", "cpu"}) {
+    auto v = Values<float>(testing::RunOn(t, {backend}, true, 1).at(0).second);
+    EXPECT_TRUE(std::isnan(v[0])) << backend;
+    EXPECT_EQ(v[1], 0.0f) << backend;
+    EXPECT_EQ(v[2], 0.0f) << backend;
+    EXPECT_EQ(v[3], 2.0f) << backend;
+    EXPECT_EQ(v[4], 0.0f) << backend;
+    EXPECT_EQ(v[5], inf) << backend;
+  }
 }
 
 TEST(Elementwise, BroadcastPathsMatchNaive) {
