@@ -1,6 +1,7 @@
 // Flatten: reshape to 2-D [prod(dims[:axis]), prod(dims[axis:])]; the output shares the input's buffer.
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -28,8 +29,10 @@ class Flatten : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateFlattenKernel(const ir::Node& node) { return MakeKernel<Flatten>(node); }
+
 void RegisterFlattenKernels(KernelRegistry& r) {
-  r.Add({.op = "Flatten", .since = 1, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Flatten>});
+  r.Add({.op = "Flatten", .since = 1, .types = {{"T", dtypes::All()}}, .create = CreateFlattenKernel});
 }
 
 }  // namespace ferry::ref

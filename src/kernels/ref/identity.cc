@@ -1,6 +1,7 @@
 // Identity: passes its input value (tensor, sequence or optional) through unchanged, sharing buffers.
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -17,9 +18,11 @@ class Identity : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateIdentityKernel(const ir::Node& node) { return MakeKernel<Identity>(node); }
+
 void RegisterIdentityKernels(KernelRegistry& r) {
   r.Add({.op = "Identity", .since = 1, .types = {{"T", dtypes::All()}, {"V", dtypes::All()}},
-         .create = MakeKernel<Identity>});
+         .create = CreateIdentityKernel});
 }
 
 }  // namespace ferry::ref

@@ -4,6 +4,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -78,12 +79,14 @@ class Reshape : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateReshapeKernel(const ir::Node& node) { return MakeKernel<Reshape>(node); }
+
 void RegisterReshapeKernels(KernelRegistry& r) {
-  r.Add({.op = "Reshape", .since = 1, .until = 4, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Reshape>});
+  r.Add({.op = "Reshape", .since = 1, .until = 4, .types = {{"T", dtypes::All()}}, .create = CreateReshapeKernel});
   r.Add({.op = "Reshape",
          .since = 5,
          .types = {{"T", dtypes::All()}},
-         .create = MakeKernel<Reshape>,
+         .create = CreateReshapeKernel,
          .host_inputs = {1}});
 }
 

@@ -3,6 +3,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -54,12 +55,14 @@ class Squeeze : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateSqueezeKernel(const ir::Node& node) { return MakeKernel<Squeeze>(node); }
+
 void RegisterSqueezeKernels(KernelRegistry& r) {
-  r.Add({.op = "Squeeze", .since = 1, .until = 12, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Squeeze>});
+  r.Add({.op = "Squeeze", .since = 1, .until = 12, .types = {{"T", dtypes::All()}}, .create = CreateSqueezeKernel});
   r.Add({.op = "Squeeze",
          .since = 13,
          .types = {{"T", dtypes::All()}},
-         .create = MakeKernel<Squeeze>,
+         .create = CreateSqueezeKernel,
          .host_inputs = {1}});
 }
 

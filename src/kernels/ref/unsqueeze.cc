@@ -3,6 +3,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -47,13 +48,15 @@ class Unsqueeze : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateUnsqueezeKernel(const ir::Node& node) { return MakeKernel<Unsqueeze>(node); }
+
 void RegisterUnsqueezeKernels(KernelRegistry& r) {
   r.Add({.op = "Unsqueeze", .since = 1, .until = 12, .types = {{"T", dtypes::All()}},
-         .create = MakeKernel<Unsqueeze>});
+         .create = CreateUnsqueezeKernel});
   r.Add({.op = "Unsqueeze",
          .since = 13,
          .types = {{"T", dtypes::All()}},
-         .create = MakeKernel<Unsqueeze>,
+         .create = CreateUnsqueezeKernel,
          .host_inputs = {1}});
 }
 
