@@ -8,6 +8,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/slice_window.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -35,45 +36,12 @@ class Slice : public OpKernel {
       if (const Tensor* a = ctx.input(3)) axes = ref::ReadInt64s(*a, what + ": input 'axes'");
       if (const Tensor* s = ctx.input(4)) steps = ref::ReadInt64s(*s, what + ": input 'steps'");
     }
-    const size_t m = starts.size();
-    if (axes.empty()) {
-      for (size_t i = 0; i < m; ++i) axes.push_back(static_cast<int64_t>(i));
-    }
-    if (steps.empty()) steps.assign(m, 1);
-    if (ends.size() != m || axes.size() != m || steps.size() != m) {
-      throw InvalidArgumentError(what + ": starts " + ShapeToString(starts) + ", ends " + ShapeToString(ends) +
-                                 ", axes " + ShapeToString(axes) + " and steps " + ShapeToString(steps) +
-                                 " must have the same length");
-    }
+    const ref::SliceWindow w = ref::ResolveSliceWindow(x.shape(), std::move(starts), std::move(ends), std::move(axes),
+                                                       std::move(steps), what);
     const int64_t rank = x.rank();
-    Shape out_shape = x.shape();
-    std::vector<int64_t> begin(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (size_t i = 0; i < m; ++i) {
-      const int64_t axis = ref::NormalizeAxis(axes[i], rank, what + ": input 'axes'");
-      const auto a = static_cast<size_t>(axis);
-      if (seen[a]) throw InvalidArgumentError(what + ": axis " + std::to_string(axes[i]) + " is sliced twice");
-      seen[a] = true;
-      if (steps[i] == 0) throw InvalidArgumentError(what + ": input 'steps' has a 0 step");
-      const int64_t dim = x.dim(axis);
-      int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
-      int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-      // |step| beyond dim selects at most one element; clamping keeps stride products in range.
-      const int64_t st = std::clamp<int64_t>(steps[i], -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
-      int64_t len = 0;
-      if (dim > 0 && st > 0) {
-        s = std::clamp<int64_t>(s, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        len = e > s ? (e - s - 1) / st + 1 : 0;
-      } else if (dim > 0) {
-        s = std::clamp<int64_t>(s, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        len = s > e ? (s - e - 1) / (-st) + 1 : 0;
-      }
-      out_shape[a] = len;
-      begin[a] = len > 0 ? s : 0;
-      step[a] = st;
-    }
+    const Shape& out_shape = w.out_shape;
+    const std::vector<int64_t>& begin = w.begin;
+    const std::vector<int64_t>& step = w.step;
     Tensor& y = ctx.Output(0, x.dtype(), out_shape);
     if (y.size() == 0) return;
     const int elem = ElementBytes(x.dtype());
