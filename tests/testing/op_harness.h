@@ -10,6 +10,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -106,6 +108,51 @@ inline std::string OneNodeModel(const OpTest& t) {
   }
   for (const auto& a : t.attributes) *n->add_attribute() = a;
   return m.SerializeAsString();
+}
+
+// A session over one node of `op` whose inputs are graph inputs declared by element type only (no shape), for
+// tests that build their own tensors. An input named "" is omitted. `configure` adds attributes.
+struct NodeInput {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+};
+inline std::unique_ptr<Session> OneNodeSession(const std::string& op, const std::vector<NodeInput>& inputs,
+                                               const std::vector<std::string>& outputs, int64_t opset,
+                                               const std::function<void(onnx::NodeProto&)>& configure,
+                                               const SessionOptions& options) {
+  onnx::ModelProto m;
+  m.set_ir_version(10);
+  auto* imp = m.add_opset_import();
+  imp->set_domain("");
+  imp->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("n0");
+  for (const NodeInput& in : inputs) {
+    n->add_input(in.name);
+    if (in.name.empty()) continue;
+    auto* vi = g->add_input();
+    vi->set_name(in.name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int>(in.dtype));
+  }
+  for (const std::string& name : outputs) {
+    n->add_output(name);
+    g->add_output()->set_name(name);
+  }
+  if (configure) configure(*n);
+  const std::string bytes = m.SerializeAsString();
+  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, options);
+}
+
+// Options for tests of one backend's kernels: that backend only, no fallback, `threads` threads.
+inline SessionOptions OnlyBackend(const std::string& backend, int threads) {
+  SessionOptions o;
+  o.backends = {backend};
+  o.allow_fallback = false;
+  o.threads = threads;
+  return o;
 }
 
 inline std::vector<std::pair<std::string, Tensor>> Feeds(const OpTest& t) {

@@ -16,33 +16,13 @@
 namespace ferry {
 namespace {
 
-// A model with one node of `op` over graph inputs named x0, x1, ... of the given types.
+// A model with one node of `op` over graph inputs named x0, x1, ... of the given types, on the ref backend alone
+// (these are ref kernel tests).
 std::unique_ptr<Session> OneNode(const std::string& op, const std::vector<DataType>& inputs, int opset,
                                  const std::function<void(onnx::NodeProto&)>& configure = {}) {
-  onnx::ModelProto m;
-  m.set_ir_version(10);
-  auto* imp = m.add_opset_import();
-  imp->set_domain("");
-  imp->set_version(opset);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("n0");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string name = "x" + std::to_string(i);
-    n->add_input(name);
-    auto* vi = g->add_input();
-    vi->set_name(name);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int>(inputs[i]));
-  }
-  n->add_output("y");
-  g->add_output()->set_name("y");
-  if (configure) configure(*n);
-  std::string bytes = m.SerializeAsString();
-  SessionOptions opts;
-  opts.threads = 2;
-  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, opts);
+  std::vector<testing::NodeInput> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back({"x" + std::to_string(i), inputs[i]});
+  return testing::OneNodeSession(op, in, {"y"}, opset, configure, testing::OnlyBackend("ref", 2));
 }
 
 onnx::AttributeProto* Attr(onnx::NodeProto& n, const std::string& name, onnx::AttributeProto::AttributeType t) {

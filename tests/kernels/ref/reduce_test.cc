@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ferry/session.h"
+#include "testing/op_harness.h"
 
 namespace ferry {
 namespace {
@@ -19,35 +20,14 @@ struct Input {
   DataType dtype;
 };
 
+// A one-node model on the ref backend alone (these are ref kernel tests), outputs y0, y1, ...
 std::unique_ptr<Session> OneNode(const std::string& op, const std::vector<Input>& inputs, int outputs, int opset,
                                  const std::function<void(onnx::NodeProto&)>& configure = {}) {
-  onnx::ModelProto m;
-  m.set_ir_version(10);
-  auto* imp = m.add_opset_import();
-  imp->set_domain("");
-  imp->set_version(opset);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("n0");
-  for (const auto& in : inputs) {
-    n->add_input(in.name);
-    if (in.name.empty()) continue;
-    auto* vi = g->add_input();
-    vi->set_name(in.name);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int>(in.dtype));
-  }
-  for (int i = 0; i < outputs; ++i) {
-    std::string name = "y" + std::to_string(i);
-    n->add_output(name);
-    g->add_output()->set_name(name);
-  }
-  if (configure) configure(*n);
-  std::string bytes = m.SerializeAsString();
-  SessionOptions opts;
-  opts.threads = 3;
-  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, opts);
+  std::vector<testing::NodeInput> in;
+  for (const auto& i : inputs) in.push_back({i.name, i.dtype});
+  std::vector<std::string> out;
+  for (int i = 0; i < outputs; ++i) out.push_back("y" + std::to_string(i));
+  return testing::OneNodeSession(op, in, out, opset, configure, testing::OnlyBackend("ref", 3));
 }
 
 void IntAttr(onnx::NodeProto& n, const std::string& name, int64_t v) {
