@@ -17,19 +17,14 @@
 namespace ferry {
 namespace {
 
-struct Input {
-  std::string name;
-  DataType dtype;
-};
+using Input = testing::NodeInput;
 
 // A one-node model on the ref backend alone (these are ref kernel tests), outputs y0, y1, ...
 std::unique_ptr<Session> OneNode(const std::string& op, const std::vector<Input>& inputs, int outputs, int opset,
                                  const std::function<void(onnx::NodeProto&)>& configure = {}) {
-  std::vector<testing::NodeInput> in;
-  for (const auto& i : inputs) in.push_back({i.name, i.dtype});
   std::vector<std::string> out;
   for (int i = 0; i < outputs; ++i) out.push_back("y" + std::to_string(i));
-  return testing::OneNodeSession(op, in, out, opset, configure, testing::OnlyBackend("ref", 3));
+  return testing::OneNodeSession(op, inputs, out, opset, configure, testing::OnlyBackend("ref", 3));
 }
 
 void IntAttr(onnx::NodeProto& n, const std::string& name, int64_t v) {
