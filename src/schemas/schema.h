@@ -103,6 +103,9 @@ class SchemaRegistry {
   std::map<std::string, int64_t, std::less<>> max_opset_;
 };
 
+// Ferry's own operators (fused and blocked-layout ops the optimizer produces), schemas_ferry.cc.
+inline constexpr std::string_view kFerryDomain = "ai.ferry";
+
 // Canonical domain name: "ai.onnx" and "" are the same domain, returned as "".
 std::string_view CanonicalDomain(std::string_view domain);
 

@@ -108,5 +108,6 @@ extern const TypeList kAllIr13;       // kAllIr12 + int2/uint2
 
 // Registered by the SchemaRegistry constructor after the generated tables.
 void RegisterOpset18PlusSchemas(SchemaRegistry& r);
+void RegisterFerrySchemas(SchemaRegistry& r);  // schemas_ferry.cc: domain ai.ferry
 
 }  // namespace ferry::schemas

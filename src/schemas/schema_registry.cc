@@ -66,6 +66,7 @@ const SchemaRegistry& SchemaRegistry::Get() {
 SchemaRegistry::SchemaRegistry() {
   RegisterGeneratedSchemas(*this);
   RegisterOpset18PlusSchemas(*this);
+  RegisterFerrySchemas(*this);
   RegisterShapeInference(*this);  // after all tables: sets `infer` on the versions it covers
 }
 

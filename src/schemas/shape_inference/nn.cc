@@ -134,6 +134,105 @@ void Conv(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
+// --- ai.ferry blocked-layout ops (schemas_ferry.cc): a blocked [N, C, D...] is [N, ceil(C/b), D..., b]. ---
+
+int64_t BlockAttr(InferenceContext& ctx) {
+  const int64_t b = ctx.attr_int("block", 0);
+  if (b < 1) ctx.Fail("attribute block = " + std::to_string(b) + " must be >= 1");
+  return b;
+}
+
+ir::Dim BlockCount(const ir::Dim& channels, int64_t block) {
+  return channels.is_static() ? ir::Dim::Static((channels.value + block - 1) / block) : UnknownDim();
+}
+
+// BlockedConv: X blocked (plain when plain_input = 1), W [M, C/group, k...] -> Y blocked [N, ceil(M/b), out..., b].
+void BlockedConv(InferenceContext& ctx) {
+  const int64_t block = BlockAttr(ctx);
+  const Dims* x = ctx.input_shape(0);
+  const Dims* w = ctx.input_shape(1);
+  if (!x || !w) return;
+  const bool plain = ctx.attr_int("plain_input", 0) != 0;
+  const size_t rank = plain ? x->size() : x->size() - 1;  // the logical rank
+  if (x->size() < 3 || rank < 3 || w->size() != rank) {
+    ctx.Fail("input X " + ctx.InputString(0) + " does not match weight W " + ctx.InputString(1) +
+             (plain ? " (X plain)" : " (X blocked: one more dim than W)"));
+  }
+  if (!plain && (*x)[x->size() - 1].is_static() && (*x)[x->size() - 1].value != block) {
+    ctx.Fail("input X " + ctx.InputString(0) + " is not blocked by " + std::to_string(block));
+  }
+  const size_t n = rank - 2;
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) {
+    for (size_t d = 0; d < n; ++d) {
+      if (!(*w)[2 + d].is_static()) return;
+      kernel.push_back((*w)[2 + d].value);
+    }
+  }
+  if (kernel.size() != n) ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match W " + ctx.InputString(1));
+  Dims out{(*x)[0], BlockCount((*w)[0], block)};
+  Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2, n), kernel, false);
+  out.insert(out.end(), sp.begin(), sp.end());
+  out.push_back(ir::Dim::Static(block));
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// BlockedPool: the pool `mode` names over blocked X [N, Cb, in..., b] -> [N, Cb, out..., b].
+void BlockedPool(InferenceContext& ctx) {
+  const int64_t block = BlockAttr(ctx);
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  if (x->size() < 4) ctx.Fail("input X " + ctx.InputString(0) + " must be blocked [N, C/b, spatial..., b]");
+  const std::string mode = ctx.attr_string("mode", "");
+  Dims out(*x);
+  out.back() = ir::Dim::Static(block);
+  if (mode == "GlobalAveragePool" || mode == "GlobalMaxPool") {
+    for (size_t d = 2; d + 1 < out.size(); ++d) out[d] = ir::Dim::Static(1);
+  } else if (mode == "MaxPool" || mode == "AveragePool") {
+    std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+    if (kernel.size() != x->size() - 3) {
+      ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match blocked input " + ctx.InputString(0));
+    }
+    Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2, kernel.size()), kernel,
+                           ctx.attr_int("ceil_mode", 0) != 0);
+    std::copy(sp.begin(), sp.end(), out.begin() + 2);
+  } else {
+    ctx.Fail("mode '" + mode + "' is not one of MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool");
+  }
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// ReorderToBlocked: [N, C, D...] -> [N, ceil(C/b), D..., b].
+void ReorderToBlocked(InferenceContext& ctx) {
+  const int64_t block = BlockAttr(ctx);
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  if (x->size() < 2) ctx.Fail("input X " + ctx.InputString(0) + " must have rank >= 2 (N, C, ...)");
+  Dims out(*x);
+  out[1] = BlockCount((*x)[1], block);
+  out.push_back(ir::Dim::Static(block));
+  ctx.SetOutputShape(0, std::move(out));
+}
+
+// ReorderFromBlocked: [N, Cb, D..., b] -> [N, channels, D...].
+void ReorderFromBlocked(InferenceContext& ctx) {
+  const int64_t block = BlockAttr(ctx);
+  const int64_t channels = ctx.attr_int("channels", -1);
+  if (channels < 0) ctx.Fail("attribute channels = " + std::to_string(channels) + " must be >= 0");
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  if (x->size() < 3) ctx.Fail("input X " + ctx.InputString(0) + " must be blocked [N, C/b, ..., b]");
+  const ir::Dim& cb = (*x)[1];
+  if ((cb.is_static() && cb.value != (channels + block - 1) / block) ||
+      ((*x).back().is_static() && (*x).back().value != block)) {
+    ctx.Fail("input X " + ctx.InputString(0) + " is not " + std::to_string(channels) + " channels blocked by " +
+             std::to_string(block));
+  }
+  Dims out(x->begin(), x->end() - 1);
+  out[1] = ir::Dim::Static(channels);
+  ctx.SetOutputShape(0, std::move(out));
+}
+
 // ConvTranspose: X [N, C, in...], W [C, M/group, k...] -> [N, M, out...].
 void ConvTranspose(InferenceContext& ctx) {
   const Dims* x = ctx.input_shape(0);
@@ -406,6 +505,12 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference("", "QLinearConv", 1, Conv<3>);
   r.SetInference("", "DeformConv", 1, Conv<1>);
   r.SetInference("", "ConvTranspose", 1, ConvTranspose);
+  const std::string ferry(kFerryDomain);
+  r.SetInference(ferry, "FusedConv", 1, Conv<1>);
+  r.SetInference(ferry, "BlockedConv", 1, BlockedConv);
+  r.SetInference(ferry, "BlockedPool", 1, BlockedPool);
+  r.SetInference(ferry, "ReorderToBlocked", 1, ReorderToBlocked);
+  r.SetInference(ferry, "ReorderFromBlocked", 1, ReorderFromBlocked);
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);
   r.SetInference("", "MaxUnpool", 1, MaxUnpool);

@@ -1,0 +1,75 @@
+// Ferry's own operators, domain "ai.ferry" (opset 1): what the optimizer rewrites standard ONNX into so that a
+// backend can run it faster. Every one is exact ONNX semantics composed: the ref backend implements each by the
+// definition below, so a graph the optimizer produced can always run, and be checked, on ref.
+//
+// Blocked channel layout (block b, 8 or 16): a tensor of logical shape [N, C, D1..Dk] stored as
+// [N, ceil(C/b), D1..Dk, b]; element (n, c, d...) lives at [n, c / b, d..., c % b]. The channels past C that
+// fill the last block are padding: ReorderToBlocked and BlockedConv write zeros there; elementwise ops applied to
+// blocked tensors may leave other finite values there; every reader ignores them (a BlockedConv multiplies them
+// by zero weights, ReorderFromBlocked drops them).
+//
+// FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
+//                                      ("" none, Relu, LeakyRelu [alpha], Clip [min, max], Sigmoid, Tanh,
+//                                      HardSigmoid [alpha, beta], HardSwish, Silu: x * sigmoid(x)) with its
+//                                      parameters in `activation_params`. Z, when given, has Y's shape.
+// BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
+// BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked
+//                                      X and Y, with that op's attributes; `block`.
+// ReorderToBlocked(X) -> Y             plain [N, C, D...] -> blocked; `block`.
+// ReorderFromBlocked(X) -> Y           blocked -> plain; `block`, `channels` (C).
+#include "schemas/schema_builder.h"
+
+namespace ferry::schemas {
+
+using ir::AttrType;
+
+namespace {
+
+const TypeList kFloat = Types({"float"});
+
+SchemaEdit WithConvAttrs(SchemaEdit s) {
+  return std::move(s.AttrString("auto_pad", "NOTSET")
+                       .AttrOptional("dilations", AttrType::kInts)
+                       .AttrInt("group", 1)
+                       .AttrOptional("kernel_shape", AttrType::kInts)
+                       .AttrOptional("pads", AttrType::kInts)
+                       .AttrOptional("strides", AttrType::kInts)
+                       .AttrString("activation", "")
+                       .AttrFloats("activation_params", {}));
+}
+
+}  // namespace
+
+void RegisterFerrySchemas(SchemaRegistry& r) {
+  const std::string d(kFerryDomain);
+  auto op = [&](const char* name) { return NewOp(name, 1, d); };
+  r.Add(WithConvAttrs(op("FusedConv").In("X", "T").In("W", "T").OptIn("B", "T").OptIn("Z", "T").Out("Y", "T"))
+            .Constrain("T", kFloat));
+  r.Add(WithConvAttrs(op("BlockedConv").In("X", "T").In("W", "T").OptIn("B", "T").OptIn("Z", "T").Out("Y", "T"))
+            .AttrRequired("block", AttrType::kInt)
+            .AttrInt("plain_input", 0)
+            .Constrain("T", kFloat));
+  r.Add(op("BlockedPool")
+            .In("X", "T")
+            .Out("Y", "T")
+            .AttrRequired("block", AttrType::kInt)
+            .AttrRequired("mode", AttrType::kString)
+            .AttrString("auto_pad", "NOTSET")
+            .AttrInt("ceil_mode", 0)
+            .AttrInt("count_include_pad", 0)
+            .AttrOptional("dilations", AttrType::kInts)
+            .AttrOptional("kernel_shape", AttrType::kInts)
+            .AttrOptional("pads", AttrType::kInts)
+            .AttrOptional("strides", AttrType::kInts)
+            .Constrain("T", kFloat));
+  r.Add(op("ReorderToBlocked").In("X", "T").Out("Y", "T").AttrRequired("block", AttrType::kInt).Constrain("T", kFloat));
+  r.Add(op("ReorderFromBlocked")
+            .In("X", "T")
+            .Out("Y", "T")
+            .AttrRequired("block", AttrType::kInt)
+            .AttrRequired("channels", AttrType::kInt)
+            .Constrain("T", kFloat));
+  r.SetMaxOpset(d, 1);
+}
+
+}  // namespace ferry::schemas
