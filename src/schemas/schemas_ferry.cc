@@ -4,9 +4,9 @@
 //
 // Blocked channel layout (block b, 8 or 16): a tensor of logical shape [N, C, D1..Dk] stored as
 // [N, ceil(C/b), D1..Dk, b]; element (n, c, d...) lives at [n, c / b, d..., c % b]. The channels past C that
-// fill the last block are padding: ReorderToBlocked and BlockedConv write zeros there; elementwise ops applied to
-// blocked tensors may leave other finite values there; every reader ignores them (a BlockedConv multiplies them
-// by zero weights, ReorderFromBlocked drops them).
+// fill the last block are padding: they hold finite values of no meaning (ReorderToBlocked writes zeros; a
+// BlockedConv's activation, a pool or an elementwise op may leave other finite values), and every reader ignores
+// them (a BlockedConv multiplies them by zero weights, ReorderFromBlocked drops them).
 //
 // FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
 //                                      ("" none, Relu, LeakyRelu [alpha], Clip [min, max], Sigmoid, Tanh,

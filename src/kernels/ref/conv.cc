@@ -164,6 +164,10 @@ class Conv : public OpKernel {
 
 }  // namespace
 
+void ConvF32(const float* x, const float* w, const ConvShape& s, float* y, int threads) {
+  ConvCore<float>(x, w, ConvDims{s.batch, s.channels, s.out_channels, s.group}, s.g, y, threads);
+}
+
 void RegisterConvKernels(KernelRegistry& r) {
   r.Add({.op = "Conv", .since = 1, .types = {{"T", dtypes::Floats()}}, .create = MakeKernel<Conv>});
 }

@@ -57,6 +57,10 @@ struct ConvShape {
 ConvShape ResolveConv(const WindowAttrs& attrs, int64_t group, const Shape& x, const Shape& w,
                       const std::string& what);
 
+// Float convolution (the ref Conv kernel's own code path): y [N, M, out...] += conv(x [N, C, in...], w) for the
+// shapes in s. y must hold the bias (or zeros) on entry. Defined in conv.cc.
+void ConvF32(const float* x, const float* w, const ConvShape& s, float* y, int threads);
+
 // Integer convolution on zero-point-adjusted int32 data (ConvInteger, QLinearConv): y += conv(x, w) with
 // wrap-around int32 accumulation. y must hold the bias (or zeros) on entry. Defined in conv_integer.cc.
 void ConvInt32(const int32_t* x, const int32_t* w, const ConvShape& s, int32_t* y, int threads);

@@ -10,6 +10,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/conv_util.h"
+#include "kernels/ref/pool.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -24,6 +25,75 @@ double ReadP(const ir::Node& node) {
   const double p = a->type == ir::AttrType::kFloat ? static_cast<double>(a->f) : static_cast<double>(a->i);
   if (!(p > 0)) throw InvalidModelError(node.Describe() + ": p must be positive");
   return p;
+}
+
+// What a pool computes over each window, besides the window itself.
+struct PoolOptions {
+  PoolKind kind = PoolKind::kMax;
+  bool count_include_pad = false;  // AveragePool: divide by the taps inside the padded input
+  int64_t storage_order = 0;       // MaxPool indices: 0 row-major, 1 column-major
+  double p = 2.0;                  // LpPool
+};
+
+// Pools `planes` planes of g.in_size() elements (xp) into planes of g.out_size() elements (yp); for MaxPool also
+// the flat argmax into ip when it is not null. Planes are split over up to `max_threads` threads when the work is
+// large enough.
+template <typename T>
+void PoolPlanes(const PoolOptions& opt, const T* xp, int64_t planes, const WindowGeometry& g, T* yp, int64_t* ip,
+                int max_threads) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const PoolWindows windows(g);
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  const int64_t work = planes * out_size * g.kernel_size();
+  const int threads = work < (1 << 15) ? 1 : max_threads;
+  // Column-major index of a row-major in-plane offset (storage_order = 1).
+  auto col_major = [&](int64_t off) {
+    int64_t idx = 0, mul = 1;
+    std::vector<int64_t> coord(g.rank());
+    for (size_t d = g.rank(); d-- > 0;) {
+      coord[d] = off % g.in[d];
+      off /= g.in[d];
+    }
+    for (size_t d = 0; d < g.rank(); ++d) {
+      idx += coord[d] * mul;
+      mul *= g.in[d];
+    }
+    return idx;
+  };
+  ParallelFor(threads, planes, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t pl = begin; pl < end; ++pl) {
+      const T* plane = xp + pl * in_size;
+      T* out = yp + pl * out_size;
+      for (int64_t o = 0; o < out_size; ++o) {
+        const std::span<const int64_t> taps = windows.taps(o);
+        if (opt.kind == PoolKind::kMax) {
+          // NaN never wins a comparison, so NaNs are skipped as in the ONNX reference.
+          using M = std::conditional_t<kIsHalf<T>, float, T>;
+          M best = std::numeric_limits<M>::lowest();
+          if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
+          int64_t arg = taps.empty() ? 0 : taps[0];
+          for (int64_t off : taps) {
+            const M v = static_cast<M>(plane[off]);
+            if (v > best) {
+              best = v;
+              arg = off;
+            }
+          }
+          out[o] = T(best);
+          if (ip) ip[pl * out_size + o] = pl * in_size + (opt.storage_order == 1 ? col_major(arg) : arg);
+        } else if (opt.kind == PoolKind::kAverage) {
+          A sum = 0;
+          for (int64_t off : taps) sum += static_cast<A>(plane[off]);
+          const int64_t count = opt.count_include_pad ? windows.padded_count(o) : static_cast<int64_t>(taps.size());
+          out[o] = T(sum / static_cast<A>(count));
+        } else {
+          double sum = 0;
+          for (int64_t off : taps) sum += std::pow(std::fabs(static_cast<double>(plane[off])), opt.p);
+          out[o] = T(static_cast<A>(std::pow(sum, 1.0 / opt.p)));
+        }
+      }
+    }
+  });
 }
 
 class Pool : public OpKernel {
@@ -58,65 +128,12 @@ class Pool : public OpKernel {
     const bool want_indices = kind_ == PoolKind::kMax && ctx.output_count() > 1 && ctx.output_requested(1);
     Tensor* indices = want_indices ? &ctx.Output(1, DataType::kInt64, y_shape) : nullptr;
     if (y.size() == 0) return;
-    const PoolWindows windows(g);
+    const PoolOptions opt{kind_, count_include_pad_, storage_order_, p_};
     const int64_t planes = x.dim(0) * x.dim(1);
-    const int64_t in_size = g.in_size(), out_size = g.out_size();
-    const int64_t work = planes * out_size * g.kernel_size();
-    const int threads = work < (1 << 15) ? 1 : ctx.threads();
-    // Column-major index of a row-major in-plane offset (storage_order = 1).
-    auto col_major = [&](int64_t off) {
-      int64_t idx = 0, mul = 1;
-      std::vector<int64_t> coord(g.rank());
-      for (size_t d = g.rank(); d-- > 0;) {
-        coord[d] = off % g.in[d];
-        off /= g.in[d];
-      }
-      for (size_t d = 0; d < g.rank(); ++d) {
-        idx += coord[d] * mul;
-        mul *= g.in[d];
-      }
-      return idx;
-    };
+    int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
     auto run = [&](auto tag) {
       using T = decltype(tag);
-      using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      const T* xp = x.data<T>();
-      T* yp = y.data<T>();
-      int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
-      ParallelFor(threads, planes, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t pl = begin; pl < end; ++pl) {
-          const T* plane = xp + pl * in_size;
-          T* out = yp + pl * out_size;
-          for (int64_t o = 0; o < out_size; ++o) {
-            const std::span<const int64_t> taps = windows.taps(o);
-            if (kind_ == PoolKind::kMax) {
-              // NaN never wins a comparison, so NaNs are skipped as in the ONNX reference.
-              using M = std::conditional_t<kIsHalf<T>, float, T>;
-              M best = std::numeric_limits<M>::lowest();
-              if constexpr (std::is_floating_point_v<M>) best = -std::numeric_limits<M>::infinity();
-              int64_t arg = taps.empty() ? 0 : taps[0];
-              for (int64_t off : taps) {
-                const M v = static_cast<M>(plane[off]);
-                if (v > best) {
-                  best = v;
-                  arg = off;
-                }
-              }
-              out[o] = T(best);
-              if (ip) ip[pl * out_size + o] = pl * in_size + (storage_order_ == 1 ? col_major(arg) : arg);
-            } else if (kind_ == PoolKind::kAverage) {
-              A sum = 0;
-              for (int64_t off : taps) sum += static_cast<A>(plane[off]);
-              const int64_t count = count_include_pad_ ? windows.padded_count(o) : static_cast<int64_t>(taps.size());
-              out[o] = T(sum / static_cast<A>(count));
-            } else {
-              double sum = 0;
-              for (int64_t off : taps) sum += std::pow(std::fabs(static_cast<double>(plane[off])), p_);
-              out[o] = T(static_cast<A>(std::pow(sum, 1.0 / p_)));
-            }
-          }
-        }
-      });
+      PoolPlanes(opt, x.data<T>(), planes, g, y.data<T>(), ip, ctx.threads());
     };
     if (kind_ == PoolKind::kMax) {
       Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), what, run);
@@ -140,6 +157,16 @@ std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node) {
 std::unique_ptr<OpKernel> MakeLpPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kLp); }
 
 }  // namespace
+
+void MaxPoolF32(const float* x, int64_t planes, const WindowGeometry& g, float* y, int threads) {
+  PoolPlanes(PoolOptions{.kind = PoolKind::kMax}, x, planes, g, y, nullptr, threads);
+}
+
+void AveragePoolF32(const float* x, int64_t planes, const WindowGeometry& g, bool count_include_pad, float* y,
+                    int threads) {
+  PoolPlanes(PoolOptions{.kind = PoolKind::kAverage, .count_include_pad = count_include_pad}, x, planes, g, y, nullptr,
+             threads);
+}
 
 void RegisterPoolKernels(KernelRegistry& r) {
   using D = DataType;

@@ -144,6 +144,10 @@ void RegisterAdamKernels(KernelRegistry& r);
 void RegisterMomentumKernels(KernelRegistry& r);
 void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 
+// --- ai.ferry (optimizer-produced ops) ---
+void RegisterFusedConvKernels(KernelRegistry& r);
+void RegisterBlockedLayoutKernels(KernelRegistry& r);
+
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
   RegisterConstantKernels(r);
@@ -277,6 +281,9 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterAdamKernels(r);
   RegisterMomentumKernels(r);
   RegisterTfIdfVectorizerKernels(r);
+  // --- ai.ferry (optimizer-produced ops) ---
+  RegisterFusedConvKernels(r);
+  RegisterBlockedLayoutKernels(r);
 }
 
 }  // namespace ferry::ref

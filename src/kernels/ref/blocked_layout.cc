@@ -1,0 +1,206 @@
+// ai.ferry layout ops (schemas_ferry.cc): ReorderToBlocked and ReorderFromBlocked convert between the plain
+// [N, C, D...] and the blocked [N, ceil(C/b), D..., b] layouts (blocked_layout.h); BlockedPool unblocks, runs the
+// ref MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool loops (pool.h) and blocks the result again.
+#include "kernels/ref/blocked_layout.h"
+
+#include <vector>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/ref/pool.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+
+Shape BlockedShape(std::span<const int64_t> plain, int64_t block) {
+  Shape s(plain.begin(), plain.end());
+  s[1] = BlockCount(plain[1], block);
+  s.push_back(block);
+  return s;
+}
+
+void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_t block, const std::string& what,
+                       const char* name) {
+  const Shape want = BlockedShape(logical, block);
+  if (t.shape() != want) {
+    throw InvalidArgumentError(what + ": input " + name + " has shape " + ShapeToString(t.shape()) + ", expected " +
+                               ShapeToString(want) + " (" + ShapeToString(Shape(logical.begin(), logical.end())) +
+                               " blocked by " + std::to_string(block) + ")");
+  }
+}
+
+namespace {
+
+int64_t ReadBlock(const ir::Node& node) {
+  const int64_t b = node.GetInt("block", 0);
+  if (b < 1) throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(b) + " must be >= 1");
+  return b;
+}
+
+void CheckFloat(const Tensor& t, const std::string& what, const char* name) {
+  if (t.dtype() != DataType::kFloat) {
+    throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t.dtype())) +
+                               ", expected float");
+  }
+}
+
+// Product of dims [from, to).
+int64_t DimProduct(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+class ReorderToBlocked : public OpKernel {
+ public:
+  explicit ReorderToBlocked(const ir::Node& node) : block_(ReadBlock(node)) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    CheckFloat(x, what, "X");
+    if (x.rank() < 2) {
+      throw InvalidArgumentError(what + ": input X must have rank >= 2 (N, C, ...), got shape " +
+                                 ShapeToString(x.shape()));
+    }
+    Tensor& y = ctx.Output(0, DataType::kFloat, BlockedShape(x.shape(), block_));
+    if (y.size() == 0 || x.size() == 0) return;
+    BlockChannels(x.data<float>(), x.dim(0), x.dim(1), DimProduct(x.shape(), 2, x.shape().size()), block_,
+                  y.data<float>(), ctx.threads());
+  }
+
+ private:
+  int64_t block_;
+};
+
+class ReorderFromBlocked : public OpKernel {
+ public:
+  explicit ReorderFromBlocked(const ir::Node& node) : block_(ReadBlock(node)), channels_(node.GetInt("channels", -1)) {
+    if (channels_ < 0) {
+      throw InvalidModelError(node.Describe() + ": attribute channels = " + std::to_string(channels_) +
+                              " must be >= 0");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    CheckFloat(x, what, "X");
+    if (x.rank() < 3) {
+      throw InvalidArgumentError(what + ": input X must be blocked [N, C/b, ..., b] (rank >= 3), got shape " +
+                                 ShapeToString(x.shape()));
+    }
+    if (x.dim(1) != BlockCount(channels_, block_) || x.dim(x.rank() - 1) != block_) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected dim 1 = " +
+                                 std::to_string(BlockCount(channels_, block_)) + " blocks and last dim = " +
+                                 std::to_string(block_) + " (" + std::to_string(channels_) + " channels blocked by " +
+                                 std::to_string(block_) + ")");
+    }
+    Shape y_shape(x.shape().begin(), x.shape().end() - 1);
+    y_shape[1] = channels_;
+    Tensor& y = ctx.Output(0, DataType::kFloat, y_shape);
+    if (y.size() == 0) return;
+    UnblockChannels(x.data<float>(), x.dim(0), channels_, DimProduct(y_shape, 2, y_shape.size()), block_,
+                    y.data<float>(), ctx.threads());
+  }
+
+ private:
+  int64_t block_, channels_;
+};
+
+enum class PoolMode { kMax, kAverage, kGlobalAverage, kGlobalMax };
+
+PoolMode ReadMode(const ir::Node& node) {
+  const std::string mode = node.GetString("mode", "");
+  if (mode == "MaxPool") return PoolMode::kMax;
+  if (mode == "AveragePool") return PoolMode::kAverage;
+  if (mode == "GlobalAveragePool") return PoolMode::kGlobalAverage;
+  if (mode == "GlobalMaxPool") return PoolMode::kGlobalMax;
+  throw InvalidModelError(node.Describe() + ": mode '" + mode +
+                          "' is not one of MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool");
+}
+
+// The pool `mode` names over blocked X [N, Cb, in..., b] -> Y [N, Cb, out..., b]. The node does not know the
+// logical channel count, so every lane of every block is pooled: padding lanes of Y hold the pool of X's padding
+// lanes (zero when those are zero, which every ai.ferry producer writes), and readers ignore them.
+class BlockedPool : public OpKernel {
+ public:
+  explicit BlockedPool(const ir::Node& node)
+      : block_(ReadBlock(node)),
+        mode_(ReadMode(node)),
+        attrs_(WindowAttrs::FromNode(node)),
+        ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
+        count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
+    if (!global() && attrs_.kernel_shape.empty()) {
+      throw InvalidModelError(node.Describe() + ": required attribute kernel_shape is missing");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    CheckFloat(x, what, "X");
+    const int64_t min_rank = global() ? 3 : 4;
+    if (x.rank() < min_rank || x.dim(x.rank() - 1) != block_) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) +
+                                 ", expected blocked [N, C/" + std::to_string(block_) + ", spatial..., " +
+                                 std::to_string(block_) + "] of rank >= " + std::to_string(min_rank));
+    }
+    // The logical (plain) input: every lane of every block is a channel.
+    const int64_t batch = x.dim(0);
+    int64_t channels = 0;
+    if (__builtin_mul_overflow(x.dim(1), block_, &channels)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) +
+                                 ": channel count overflows int64");
+    }
+    const std::span<const int64_t> in_spatial(x.shape().data() + 2, x.shape().size() - 3);
+    Shape y_plain{batch, channels};
+    WindowGeometry g;
+    if (global()) {
+      y_plain.insert(y_plain.end(), in_spatial.size(), 1);
+    } else {
+      g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+      y_plain.insert(y_plain.end(), g.out.begin(), g.out.end());
+    }
+    Tensor& y = ctx.Output(0, DataType::kFloat, BlockedShape(y_plain, block_));
+    if (y.size() == 0) return;
+    const int64_t in_size = DimProduct(x.shape(), 2, x.shape().size() - 1);
+    const int64_t out_size = DimProduct(y_plain, 2, y_plain.size());
+    const int64_t planes = batch * channels;
+    std::vector<float> xs(static_cast<size_t>(x.size())), ys(static_cast<size_t>(y.size()));
+    UnblockChannels(x.data<float>(), batch, channels, in_size, block_, xs.data(), ctx.threads());
+    switch (mode_) {
+      case PoolMode::kMax: MaxPoolF32(xs.data(), planes, g, ys.data(), ctx.threads()); break;
+      case PoolMode::kAverage:
+        AveragePoolF32(xs.data(), planes, g, count_include_pad_, ys.data(), ctx.threads());
+        break;
+      case PoolMode::kGlobalAverage:
+        GlobalAveragePoolF32(xs.data(), planes, in_size, ys.data(), ctx.threads());
+        break;
+      case PoolMode::kGlobalMax: GlobalMaxPoolF32(xs.data(), planes, in_size, ys.data(), ctx.threads()); break;
+    }
+    BlockChannels(ys.data(), batch, channels, out_size, block_, y.data<float>(), ctx.threads());
+  }
+
+ private:
+  bool global() const { return mode_ == PoolMode::kGlobalAverage || mode_ == PoolMode::kGlobalMax; }
+
+  int64_t block_;
+  PoolMode mode_;
+  WindowAttrs attrs_;
+  bool ceil_mode_, count_include_pad_;
+};
+
+}  // namespace
+
+void RegisterBlockedLayoutKernels(KernelRegistry& r) {
+  const std::vector<TypeConstraintDef> t = {{"T", {DataType::kFloat}}};
+  r.Add({.op = "ReorderToBlocked", .domain = "ai.ferry", .since = 1, .types = t,
+         .create = MakeKernel<ReorderToBlocked>});
+  r.Add({.op = "ReorderFromBlocked", .domain = "ai.ferry", .since = 1, .types = t,
+         .create = MakeKernel<ReorderFromBlocked>});
+  r.Add({.op = "BlockedPool", .domain = "ai.ferry", .since = 1, .types = t, .create = MakeKernel<BlockedPool>});
+}
+
+}  // namespace ferry::ref

@@ -1,0 +1,58 @@
+// The blocked channel layout of the ai.ferry ops (schemas_ferry.cc): a tensor of logical shape [N, C, D...] is
+// stored as [N, ceil(C/b), D..., b], element (n, c, d...) at [n, c / b, d..., c % b]. The lanes past C in the last
+// block are padding. Block / unblock between the two layouts, shapes, and the validation the kernels share.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/parallel.h"
+#include "ferry/tensor.h"
+
+namespace ferry::ref {
+
+inline int64_t BlockCount(int64_t channels, int64_t block) { return channels / block + (channels % block != 0); }
+
+// [N, C, D...] -> [N, ceil(C/b), D..., b]. plain must have rank >= 2.
+Shape BlockedShape(std::span<const int64_t> plain, int64_t block);
+
+// Throws InvalidArgumentError "<what>: input <name> has shape [..], expected [..] (<logical> blocked by b)" unless
+// t's shape is BlockedShape(logical, block).
+void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_t block, const std::string& what,
+                       const char* name);
+
+// Copies plain x [N, C, S] (S = the product of the dims after C) into blocked y [N, ceil(C/b), S, b]. The padding
+// lanes of y are not written: pass a zeroed y to get zero padding.
+template <typename T>
+void BlockChannels(const T* x, int64_t batch, int64_t channels, int64_t spatial, int64_t block, T* y,
+                   int threads = 1) {
+  const int64_t cb = BlockCount(channels, block);
+  const int64_t planes = batch * channels;
+  ParallelFor(planes * spatial < (1 << 16) ? 1 : threads, planes, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / channels, c = p % channels;
+      const T* src = x + p * spatial;
+      T* dst = y + (n * cb + c / block) * spatial * block + c % block;
+      for (int64_t s = 0; s < spatial; ++s) dst[s * block] = src[s];
+    }
+  });
+}
+
+// The inverse: blocked x [N, ceil(C/b), S, b] -> plain y [N, C, S]; the padding lanes of x are not read.
+template <typename T>
+void UnblockChannels(const T* x, int64_t batch, int64_t channels, int64_t spatial, int64_t block, T* y,
+                     int threads = 1) {
+  const int64_t cb = BlockCount(channels, block);
+  const int64_t planes = batch * channels;
+  ParallelFor(planes * spatial < (1 << 16) ? 1 : threads, planes, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / channels, c = p % channels;
+      const T* src = x + (n * cb + c / block) * spatial * block + c % block;
+      T* dst = y + p * spatial;
+      for (int64_t s = 0; s < spatial; ++s) dst[s] = src[s * block];
+    }
+  });
+}
+
+}  // namespace ferry::ref

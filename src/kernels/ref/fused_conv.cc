@@ -1,0 +1,142 @@
+// ai.ferry FusedConv and BlockedConv (schemas_ferry.cc): Y = act(Conv(X, W, B) + Z), computed exactly by that
+// definition: the ref Conv loops (ConvF32) into a buffer holding the bias, then + Z, then the fused activation
+// (fused_activation.h). BlockedConv unblocks X (unless plain_input = 1) and Z first and blocks Y at the end
+// (blocked_layout.h); X's padding lanes are never read and Y's are written as zeros.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernel_def.h"
+#include "kernels/ref/blocked_layout.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/ref/fused_activation.h"
+#include "kernels/registry.h"
+
+namespace ferry::ref {
+namespace {
+
+class FerryConv : public OpKernel {
+ public:
+  // blocked = false: FusedConv (everything plain); true: BlockedConv (block_ > 0 marks it below).
+  FerryConv(const ir::Node& node, bool blocked)
+      : attrs_(WindowAttrs::FromNode(node)),
+        group_(node.GetInt("group", 1)),
+        act_(FusedActivation::FromNode(node)),
+        block_(blocked ? node.GetInt("block", 0) : 0),
+        plain_input_(!blocked || node.GetInt("plain_input", 0) != 0) {
+    if (group_ < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(group_));
+    if (blocked && block_ < 1) {
+      throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(block_) + " must be >= 1");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& w = ctx.required_input(1);
+    const Tensor* bias = ctx.input(2);
+    const Tensor* z = ctx.input(3);
+    const std::string what = ctx.Describe();
+    const std::pair<const Tensor*, const char*> typed[] = {{&x, "X"}, {&w, "W"}, {bias, "B"}, {z, "Z"}};
+    for (const auto& [t, name] : typed) {
+      if (t && t->dtype() != DataType::kFloat) {
+        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
+                                   ", expected float");
+      }
+    }
+    const bool blocked = block_ > 0;
+    const Shape x_plain = plain_input_ ? x.shape() : LogicalInput(x, w, what);
+    const ConvShape cs = ResolveConv(attrs_, group_, x_plain, w.shape(), what);
+    if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels)) {
+      throw InvalidArgumentError(what + ": input B has shape " + ShapeToString(bias->shape()) + ", expected [" +
+                                 std::to_string(cs.out_channels) + "]");
+    }
+    if (z && blocked) {
+      CheckBlockedShape(*z, cs.y_shape, block_, what, "Z");
+    } else if (z && z->shape() != cs.y_shape) {
+      throw InvalidArgumentError(what + ": input Z has shape " + ShapeToString(z->shape()) + ", expected " +
+                                 ShapeToString(cs.y_shape) + " (Y's shape)");
+    }
+    Tensor& y = ctx.Output(0, DataType::kFloat, blocked ? BlockedShape(cs.y_shape, block_) : cs.y_shape);
+    if (y.size() == 0) return;
+    const int threads = ctx.threads();
+    const int64_t batch = cs.batch, m = cs.out_channels, out_size = cs.g.out_size();
+    const int64_t y_count = batch * m * out_size;
+
+    // X plain.
+    std::vector<float> xs;
+    const float* xp = x.data<float>();
+    if (!plain_input_) {
+      xs.resize(static_cast<size_t>(batch * cs.channels * cs.g.in_size()));
+      UnblockChannels(xp, batch, cs.channels, cs.g.in_size(), block_, xs.data(), threads);
+      xp = xs.data();
+    }
+    // Y plain: the bias, then += Conv, then + Z, then the activation.
+    std::vector<float> ys;
+    float* yp = y.data<float>();
+    if (blocked) {
+      ys.resize(static_cast<size_t>(y_count));
+      yp = ys.data();
+    }
+    if (bias) {
+      const float* bp = bias->data<float>();
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t c = 0; c < m; ++c) std::fill_n(yp + (n * m + c) * out_size, out_size, bp[c]);
+    }
+    ConvF32(xp, w.data<float>(), cs, yp, threads);
+    if (z) {
+      std::vector<float> zs;
+      const float* zp = z->data<float>();
+      if (blocked) {
+        zs.resize(static_cast<size_t>(y_count));
+        UnblockChannels(zp, batch, m, out_size, block_, zs.data(), threads);
+        zp = zs.data();
+      }
+      for (int64_t i = 0; i < y_count; ++i) yp[i] += zp[i];
+    }
+    act_.Apply(yp, y_count, threads);
+    if (blocked) BlockChannels(yp, batch, m, out_size, block_, y.data<float>(), threads);  // y is zeroed: padding 0
+  }
+
+ private:
+  // The logical [N, C, in...] of a blocked X [N, ceil(C/b), in..., b], where C = W[1] * group.
+  Shape LogicalInput(const Tensor& x, const Tensor& w, const std::string& what) const {
+    if (w.rank() < 3) {
+      throw InvalidArgumentError(what + ": weight W must have rank >= 3 (M, C/group, kernel...), got shape " +
+                                 ShapeToString(w.shape()));
+    }
+    int64_t channels = 0;
+    if (__builtin_mul_overflow(w.dim(1), group_, &channels)) {
+      throw InvalidArgumentError(what + ": W[1] * group overflows for W " + ShapeToString(w.shape()));
+    }
+    if (x.rank() != w.rank() + 1 || x.dim(x.rank() - 1) != block_ || x.dim(1) != BlockCount(channels, block_)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected blocked [N, " +
+                                 std::to_string(BlockCount(channels, block_)) + ", " +
+                                 std::to_string(w.rank() - 2) + " spatial dims, " + std::to_string(block_) +
+                                 "] for C = W[1] * group = " + std::to_string(channels) + " channels blocked by " +
+                                 std::to_string(block_));
+    }
+    Shape logical(x.shape().begin(), x.shape().end() - 1);
+    logical[1] = channels;
+    return logical;
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+  FusedActivation act_;
+  int64_t block_;
+  bool plain_input_;
+};
+
+std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node) { return std::make_unique<FerryConv>(node, false); }
+std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node) { return std::make_unique<FerryConv>(node, true); }
+
+}  // namespace
+
+void RegisterFusedConvKernels(KernelRegistry& r) {
+  const std::vector<TypeConstraintDef> t = {{"T", {DataType::kFloat}}};
+  r.Add({.op = "FusedConv", .domain = "ai.ferry", .since = 1, .types = t, .create = MakeFusedConv});
+  r.Add({.op = "BlockedConv", .domain = "ai.ferry", .since = 1, .types = t, .create = MakeBlockedConv});
+}
+
+}  // namespace ferry::ref
