@@ -33,6 +33,8 @@ struct RunArgs {
   PlacementFlags placement;
   bool report = false;
   bool verbose = false;
+  int level = 3;
+  std::vector<std::string> disabled_passes;
 };
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -70,6 +72,8 @@ int Run(const RunArgs& a) {
   options.plugins = a.placement.plugins;
   options.pins = a.placement.ParsedPins();
   options.allow_fallback = !a.placement.no_fallback;
+  options.optimization_level = a.level;
+  options.disabled_passes = a.disabled_passes;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -213,6 +217,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated (default cpu,ref)");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
+  cmd->add_option("-O,--level", args->level, "graph optimization level 0-3 (default 3; docs/optimizer.md)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
   cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   AddPlacementFlags(*cmd, args->placement);
   cmd->add_flag("--report", args->report,

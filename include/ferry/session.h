@@ -33,8 +33,12 @@ struct SessionOptions {
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
   // FERRY_ISA). Kernels needing a missing extension are not placed.
   std::string isa;
-  // Graph optimization level 0-3. Placeholder until the optimizer lands: only 0 is honoured.
-  int optimization_level = 0;
+  // Graph optimization level (docs/optimizer.md): 0 none; 1 cleanups that never change numerics; 2 fusions
+  // (Conv + Add / activation into one kernel); 3 layout transforms for the backends (blocked channel layouts
+  // for the `cpu` backend's convolutions). Levels 2 and 3 change results by float re-association only.
+  int optimization_level = 3;
+  // Passes not to run, by name (`ferry run --disable-pass NAME`); an unknown name is an InvalidArgumentError.
+  std::vector<std::string> disabled_passes;
 };
 
 // Static description of a graph input or output. Unknown or symbolic dims are -1; `dim_names` holds the symbol

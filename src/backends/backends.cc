@@ -46,6 +46,8 @@ std::vector<std::string> BackendNames() {
   return names;
 }
 
+int Backend::channel_block(const Target&) const { return 0; }
+
 Value Backend::CopyToDevice(const Value&) const {
   throw InternalError("backend '" + name() + "' (device " + device() + ") cannot copy values to its device");
 }

@@ -209,6 +209,17 @@ void Graph::RemoveNode(Node* node) {
                nodes_.end());
 }
 
+void Graph::RemoveValue(Value* value) {
+  const bool io = std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end() ||
+                  std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+  if (value->producer_ || !value->consumers_.empty() || value->is_initializer() || io) {
+    throw InternalError("graph '" + name_ + "': value '" + value->name() + "' is still in use and cannot be removed");
+  }
+  if (!value->name_.empty()) by_name_.erase(value->name_);
+  values_.erase(std::remove_if(values_.begin(), values_.end(), [&](const auto& p) { return p.get() == value; }),
+                values_.end());
+}
+
 Value* Graph::AddInitializer(const std::string& name, std::shared_ptr<const Tensor> tensor) {
   Value* v = FindValue(name);
   if (!v) v = AddValue(name);

@@ -128,6 +128,9 @@ class Graph {
   Node* AddNode(std::string name, std::string op_type, std::string domain, std::vector<Value*> inputs,
                 std::vector<Value*> outputs, std::vector<Attribute> attributes = {});
   void RemoveNode(Node* node);
+  // Removes a value nothing produces or reads (and that is no graph input, output or initializer); throws
+  // InternalError otherwise.
+  void RemoveValue(Value* value);
 
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<std::unique_ptr<Value>>& values() const { return values_; }

@@ -6,6 +6,7 @@
 #include "backends/backend.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
+#include "passes/pass_manager.h"
 #include "runtime/executor.h"
 #include "runtime/placement.h"
 #include "runtime/type_inference.h"
@@ -19,6 +20,7 @@ struct Session::Impl {
   std::vector<IoInfo> inputs, outputs;
   std::vector<const ir::Value*> required;  // graph inputs the caller must feed, in inputs order
   PlacementReport placement;
+  passes::PassReport passes;
 };
 
 namespace {
@@ -53,9 +55,16 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   if (options.backends.empty()) throw InvalidArgumentError("session options: the backend list is empty");
   runtime::PlacementOptions placement_options =
       runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
+  if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
   ir::InlineModelFunctions(*model);
   runtime::InferTypes(*model);
-  if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
+  passes::PassContext pass_context{options.optimization_level,
+                                   {options.disabled_passes.begin(), options.disabled_passes.end()},
+                                   placement_options.backends,
+                                   placement_options.target,
+                                   {}};
+  for (const auto& [pattern, backend] : options.pins) pass_context.frozen.insert(pattern);
+  impl->passes = passes::OptimizeModel(*model, pass_context);
   runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   runtime::RequireFullPlacement(*model, placement);
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);

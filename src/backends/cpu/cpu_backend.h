@@ -17,6 +17,8 @@ class CpuBackend : public Backend {
   const std::string& name() const override { return name_; }
   std::string device() const override { return std::string(kHostDevice); }
   const KernelRegistry& kernels() const override { return registry_; }
+  // oneDNN's convolutions are fastest in nChw16c on AVX-512 and nChw8c on AVX2 (its own choice for `any`).
+  int channel_block(const Target& target) const override;
 
  private:
   std::string name_ = "cpu";

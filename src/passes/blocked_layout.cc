@@ -1,0 +1,253 @@
+// BlockedLayout (level 3): runs chains of convolutions, pools and elementwise ops in a backend's blocked channel
+// layout (ai.ferry ops, schemas_ferry.cc) with reorders only where the chain meets a plain reader.
+//
+// For a backend that asks for it (Backend::channel_block), in topological order:
+//   Conv / FusedConv (2-D, float, static shapes)  => BlockedConv (X plain when it has fewer channels than a block
+//                                                     and is not blocked already; else blocked)
+//   MaxPool / AveragePool / Global{Average,Max}Pool on a blocked input => BlockedPool
+//   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish on a blocked input => the same op on the
+//     blocked tensor
+//   Add, Sub, Mul with both inputs blocked and of the output's channel count => the same op on the blocked
+//     tensors (numpy broadcasting over [N, C/b, H, W, b] is the broadcasting over [N, C, H, W])
+// Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
+// the same values); the padding channels of a block hold finite values no reader uses: the listed elementwise ops
+// map 0 (what convolutions and reorders write there) to finite values, and Div, which would not, is not listed.
+// A plain value the chain produces gets a ReorderFromBlocked where a plain reader or a graph output needs it; a
+// plain value a chain reads gets one ReorderToBlocked. Each rewrite happens only when the new node runs on the
+// backend that ran the old one.
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "passes/pass_list.h"
+#include "passes/rewrite_util.h"
+#include "schemas/schema.h"
+
+namespace ferry::passes {
+namespace {
+
+bool IsUnary(const ir::Node& n) {
+  static const std::unordered_set<std::string> ops = {"Relu",    "LeakyRelu",   "Clip",     "Sigmoid",
+                                                      "Tanh",    "HardSigmoid", "HardSwish"};
+  return n.domain().empty() && ops.count(n.op_type()) > 0;
+}
+bool IsBinary(const ir::Node& n) {
+  return n.domain().empty() && (n.op_type() == "Add" || n.op_type() == "Sub" || n.op_type() == "Mul");
+}
+bool IsPool(const ir::Node& n) {
+  if (!n.domain().empty()) return false;
+  const std::string& op = n.op_type();
+  if (op == "MaxPool") return n.num_outputs() < 2 || n.output(1) == nullptr;
+  return op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
+}
+bool IsConv(const ir::Node& n) {
+  if (n.domain() == schemas::kFerryDomain) return n.op_type() == "FusedConv";
+  if (!n.domain().empty() || n.op_type() != "Conv") return false;
+  const std::string pad = n.GetString("auto_pad", "NOTSET");
+  return n.opset() >= 11 || (pad != "SAME_UPPER" && pad != "SAME_LOWER");
+}
+
+int64_t Blocks(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
+
+// A rank-4 tensor with a static channel count: what can be blocked (other dims may be symbolic).
+std::optional<std::vector<ir::Dim>> BlockableDims(const ir::Value* v) {
+  auto d = KnownDims(v);
+  if (!d || d->size() != 4 || !(*d)[1].is_static() || v->type().elem_type != DataType::kFloat) return std::nullopt;
+  return d;
+}
+
+// [N, C, D...] -> [N, ceil(C/b), D..., b]
+ir::TypeInfo BlockedType(std::vector<ir::Dim> d, int64_t block) {
+  d[1] = ir::Dim::Static(Blocks(d[1].value, block));
+  d.push_back(ir::Dim::Static(block));
+  return ir::TypeInfo::Tensor(DataType::kFloat, std::move(d));
+}
+
+class Rewriter {
+ public:
+  Rewriter(ir::Model& model, const PassContext& ctx) : model_(model), g_(*model.graph), ctx_(ctx) {}
+
+  bool Run() {
+    std::vector<ir::Node*> order;
+    for (const auto& n : g_.nodes()) order.push_back(n.get());
+    for (ir::Node* n : order) {
+      if (IsConv(*n)) {
+        Conv(n);
+      } else if (IsPool(*n)) {
+        Pool(n);
+      } else if (IsUnary(*n)) {
+        Elementwise(n, 1);
+      } else if (IsBinary(*n)) {
+        Elementwise(n, 2);
+      }
+    }
+    if (converted_.empty()) {
+      for (auto& [plain, twin] : twins_) Undo(twin);  // reorders nobody reads
+      return false;
+    }
+    for (ir::Value* plain : converted_) {  // plain readers and graph outputs of a rewritten value
+      if (plain->consumers().empty() && !IsGraphOutput(g_, plain)) {
+        g_.RemoveValue(plain);
+        continue;
+      }
+      AddFerryNode(model_, g_, plain->name() + "_to_plain", "ReorderFromBlocked", {twins_.at(plain)}, {plain},
+                   {IntAttr("block", block_.at(plain)), IntAttr("channels", KnownDims(plain)->at(1).value)});
+    }
+    g_.TopologicalSort();
+    return true;
+  }
+
+ private:
+  // The block size the backend running `n` wants, 0 for none.
+  int Block(const ir::Node& n) const {
+    const Backend* home = ctx_.BackendFor(n);
+    return home ? home->channel_block(ctx_.target) : 0;
+  }
+
+  // The blocked twin of a plain rank-4 value: the rewritten producer's output, or a new ReorderToBlocked.
+  ir::Value* Twin(ir::Value* plain, int block) {
+    auto it = twins_.find(plain);
+    if (it != twins_.end()) return block_.at(plain) == block ? it->second : nullptr;
+    const auto dims = BlockableDims(plain);
+    if (!dims) return nullptr;
+    ir::Value* twin = g_.AddValue(UniqueValueName(g_, plain->name() + "_blocked"), BlockedType(*dims, block));
+    AddFerryNode(model_, g_, plain->name() + "_to_blocked", "ReorderToBlocked", {plain}, {twin},
+                 {IntAttr("block", block)});
+    twins_[plain] = twin;
+    block_[plain] = block;
+    return twin;
+  }
+  bool IsBlocked(ir::Value* v) const { return v && twins_.count(v) > 0; }
+
+  // Replaces `old` by `op` (domain `domain`) reading `inputs`, when the backend that runs `old` runs it too.
+  bool Replace(ir::Node* old, const std::string& domain, const std::string& op, std::vector<ir::Value*> inputs,
+               std::vector<ir::Attribute> attrs, int block) {
+    ir::Value* y = old->output(0);
+    const auto ydims = BlockableDims(y);
+    if (!ydims) return false;
+    if (!WouldRunOn(g_, ctx_, ctx_.BackendFor(*old), domain, op, domain.empty() ? old->opset() : 1, inputs, attrs)) {
+      return false;
+    }
+    ir::Value* twin = g_.AddValue(UniqueValueName(g_, y->name() + "_blocked"), BlockedType(*ydims, block));
+    const std::string name = old->name();
+    const int64_t opset = old->opset();
+    g_.RemoveNode(old);
+    ir::Node* n = domain.empty() ? g_.AddNode(name, op, domain, std::move(inputs), {twin}, std::move(attrs))
+                                 : AddFerryNode(model_, g_, name, op, std::move(inputs), {twin}, std::move(attrs));
+    if (domain.empty()) n->set_opset(opset);
+    twins_[y] = twin;
+    block_[y] = block;
+    converted_.push_back(y);
+    return true;
+  }
+
+  // A ReorderToBlocked made for a rewrite that did not happen.
+  void Undo(ir::Value* twin) {
+    if (!twin->consumers().empty()) return;
+    ir::Node* reorder = twin->producer();
+    if (!reorder || reorder->op_type() != "ReorderToBlocked") return;
+    g_.RemoveNode(reorder);
+    g_.RemoveValue(twin);
+  }
+  void Forget(ir::Value* plain) {
+    auto it = twins_.find(plain);
+    if (it == twins_.end() || it->second->producer() == nullptr ||
+        it->second->producer()->op_type() != "ReorderToBlocked" || !it->second->consumers().empty()) {
+      return;
+    }
+    Undo(it->second);
+    twins_.erase(it);
+    block_.erase(plain);
+  }
+
+  void Conv(ir::Node* n) {
+    const int block = Block(*n);
+    const auto xdims = BlockableDims(n->input(0));
+    const Tensor* w = ConstantOf(g_, n->input(1));  // weights packed once: constant only
+    if (block == 0 || !xdims || !w || w->rank() != 4) return;
+    const bool plain_input = !IsBlocked(n->input(0)) && (*xdims)[1].value < block;
+    ir::Value* x = plain_input ? n->input(0) : Twin(n->input(0), block);
+    ir::Value* z = n->input(3);
+    ir::Value* zb = z ? Twin(z, block) : nullptr;
+    if (!x || (z && !zb)) {
+      Forget(n->input(0));
+      if (z) Forget(z);
+      return;
+    }
+    std::vector<ir::Attribute> attrs = n->attributes();
+    attrs.push_back(IntAttr("block", block));
+    attrs.push_back(IntAttr("plain_input", plain_input ? 1 : 0));
+    std::vector<ir::Value*> inputs{x, n->input(1), n->input(2)};
+    if (zb) inputs.push_back(zb);
+    ir::Value* x_plain = n->input(0);
+    if (!Replace(n, std::string(schemas::kFerryDomain), "BlockedConv", inputs, std::move(attrs), block)) {
+      Forget(x_plain);
+      if (z) Forget(z);
+    }
+  }
+
+  // MaxPool over a window that covers only padding is -inf: in a padding lane, where a convolution would then
+  // multiply it by a zero weight, that is NaN. Such pools (a pad as large as the window) stay plain.
+  static bool WindowAlwaysReadsInput(const ir::Node& n) {
+    if (n.op_type() != "MaxPool") return true;
+    const std::vector<int64_t> k = n.GetInts("kernel_shape");
+    const std::vector<int64_t> pads = n.GetInts("pads");
+    const std::vector<int64_t> dil = n.GetInts("dilations");
+    if (n.GetString("auto_pad", "NOTSET") != "NOTSET" || n.GetInt("ceil_mode", 0) != 0) return false;
+    for (size_t i = 0; i < pads.size() && !k.empty(); ++i) {
+      const size_t d = i % k.size();
+      const int64_t extent = (k[d] - 1) * (d < dil.size() ? dil[d] : 1) + 1;
+      if (pads[i] >= extent) return false;
+    }
+    return true;
+  }
+
+  void Pool(ir::Node* n) {
+    ir::Value* x = n->input(0);
+    if (!IsBlocked(x) || !WindowAlwaysReadsInput(*n)) return;
+    const int block = Block(*n);
+    if (block == 0 || block_.at(x) != block) return;
+    std::vector<ir::Attribute> attrs = n->attributes();
+    attrs.push_back(StringAttr("mode", n->op_type()));
+    attrs.push_back(IntAttr("block", block));
+    Replace(n, std::string(schemas::kFerryDomain), "BlockedPool", {twins_.at(x)}, std::move(attrs), block);
+  }
+
+  void Elementwise(ir::Node* n, size_t arity) {
+    const auto ydims = BlockableDims(n->output(0));
+    if (!ydims) return;
+    std::vector<ir::Value*> inputs(n->inputs().begin(), n->inputs().end());
+    int block = 0;
+    for (size_t i = 0; i < arity; ++i) {
+      ir::Value* v = n->input(i);
+      const auto d = BlockableDims(v);
+      // Same channel count as the output: broadcasting along the channel dim does not survive blocking.
+      if (!IsBlocked(v) || !d || (*d)[1].value != (*ydims)[1].value) return;
+      if (block != 0 && block_.at(v) != block) return;
+      block = static_cast<int>(block_.at(v));
+      inputs[i] = twins_.at(v);
+    }
+    if (Block(*n) != block) return;
+    Replace(n, "", n->op_type(), std::move(inputs), n->attributes(), block);
+  }
+
+  ir::Model& model_;
+  ir::Graph& g_;
+  const PassContext& ctx_;
+  std::unordered_map<ir::Value*, ir::Value*> twins_;  // plain value -> its blocked twin
+  std::unordered_map<ir::Value*, int64_t> block_;     // plain value -> block of its twin
+  std::vector<ir::Value*> converted_;                 // plain values whose producer now writes the twin
+};
+
+class BlockedLayout : public Pass {
+ public:
+  std::string_view name() const override { return "blocked_layout"; }
+  int level() const override { return 3; }
+  bool Apply(ir::Model& model, const PassContext& ctx) const override { return Rewriter(model, ctx).Run(); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeBlockedLayout() { return std::make_unique<BlockedLayout>(); }
+
+}  // namespace ferry::passes

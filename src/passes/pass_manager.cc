@@ -1,0 +1,80 @@
+#include "passes/pass_manager.h"
+
+#include <chrono>
+#include <unordered_set>
+
+#include "ferry/error.h"
+
+namespace ferry::passes {
+
+const Backend* PassContext::BackendFor(const ir::Node& node) const {
+  if (Frozen(node)) return nullptr;
+  std::vector<DataType> types;
+  for (const ir::Value* v : node.inputs()) {
+    types.push_back(v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined);
+  }
+  for (const Backend* b : backends) {
+    try {
+      if (b->kernels().Query(node, types, target).supported()) return b;
+    } catch (const Error&) {  // a predicate refusing a malformed node: not this backend
+    }
+  }
+  return nullptr;
+}
+
+void VerifyGraph(const ir::Graph& graph, const std::string& after) {
+  std::unordered_set<const ir::Value*> defined;
+  for (const ir::Value* v : graph.inputs()) defined.insert(v);
+  for (const ir::Value* v : graph.initializers()) defined.insert(v);
+  auto is_defined = [&](const ir::Value* v) {
+    return defined.count(v) || v->owner() != &graph;  // outer-scope values are the enclosing graph's
+  };
+  for (const auto& n : graph.nodes()) {
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const ir::Value* v = n->input(i);
+      if (v && !is_defined(v)) {
+        throw InternalError("after pass " + after + ": " + n->Describe() + " input " + std::to_string(i) + " '" +
+                            v->name() + "' is not defined before it");
+      }
+    }
+    for (const ir::Value* v : n->outputs()) {
+      if (v) defined.insert(v);
+    }
+  }
+  for (const ir::Value* v : graph.outputs()) {
+    if (!is_defined(v)) throw InternalError("after pass " + after + ": graph output '" + v->name() + "' is not defined");
+  }
+}
+
+PassReport OptimizeModel(ir::Model& model, const PassContext& ctx) {
+  if (ctx.level < 0 || ctx.level > kMaxLevel) {
+    throw InvalidArgumentError("optimization level " + std::to_string(ctx.level) + " is not one of 0.." +
+                               std::to_string(kMaxLevel));
+  }
+  const auto& passes = AllPasses();
+  for (const std::string& d : ctx.disabled) {
+    bool known = false;
+    std::string names;
+    for (const auto& p : passes) {
+      known = known || p->name() == d;
+      names += (names.empty() ? "" : ", ") + std::string(p->name());
+    }
+    if (!known) throw InvalidArgumentError("unknown pass '" + d + "' (passes: " + names + ")");
+  }
+  PassReport report;
+  report.level = ctx.level;
+  for (const auto& p : passes) {
+    if (p->level() > ctx.level || ctx.disabled.count(p->name())) continue;
+    PassRun run{std::string(p->name()), p->level()};
+    run.nodes_before = static_cast<int>(model.graph->nodes().size());
+    const auto t0 = std::chrono::steady_clock::now();
+    run.changed = p->Apply(model, ctx);
+    run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    run.nodes_after = static_cast<int>(model.graph->nodes().size());
+    if (run.changed) VerifyGraph(*model.graph, run.name);
+    report.runs.push_back(std::move(run));
+  }
+  return report;
+}
+
+}  // namespace ferry::passes

@@ -1,0 +1,42 @@
+// The PassManager: runs the passes of pass_list.cc whose level is <= the requested level, skipping disabled ones,
+// timing each and checking the graph after each (every node input defined, nodes in topological order): a pass
+// that breaks the graph is an InternalError naming it, never a model that fails later.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace ferry::passes {
+
+struct PassRun {
+  std::string name;
+  int level = 0;
+  bool changed = false;
+  double ms = 0;
+  int nodes_before = 0, nodes_after = 0;
+};
+
+struct PassReport {
+  int level = 0;
+  std::vector<PassRun> runs;
+};
+
+// Every pass Ferry has, in the order they run (pass_list.cc: one line per pass).
+const std::vector<std::unique_ptr<Pass>>& AllPasses();
+
+// The level a session uses when none is given: the fastest level whose results match level 0 within float
+// re-association (1e-5 relative).
+inline constexpr int kDefaultLevel = 3;
+inline constexpr int kMaxLevel = 3;
+
+// Runs the passes on the model's top graph. Throws InvalidArgumentError for a level outside 0..kMaxLevel or an
+// unknown pass name in ctx.disabled (listing the known ones).
+PassReport OptimizeModel(ir::Model& model, const PassContext& ctx);
+
+// Throws InternalError naming `after` when a node reads a value nothing defines or nodes are out of order.
+void VerifyGraph(const ir::Graph& graph, const std::string& after);
+
+}  // namespace ferry::passes

@@ -1,0 +1,161 @@
+#include "passes/rewrite_util.h"
+
+#include <algorithm>
+
+#include "schemas/schema.h"
+
+namespace ferry::passes {
+
+std::string UniqueValueName(const ir::Graph& graph, const std::string& base) {
+  if (!graph.LookupValue(base)) return base;
+  for (int i = 2;; ++i) {
+    std::string name = base + "_" + std::to_string(i);
+    if (!graph.LookupValue(name)) return name;
+  }
+}
+
+std::string UniqueNodeName(const ir::Graph& graph, const std::string& base) {
+  auto taken = [&](const std::string& n) {
+    return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const auto& p) { return p->name() == n; });
+  };
+  if (!taken(base)) return base;
+  for (int i = 2;; ++i) {
+    std::string name = base + "_" + std::to_string(i);
+    if (!taken(name)) return name;
+  }
+}
+
+std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
+  if (!v) return std::nullopt;
+  if (const Tensor* t = v->initializer()) return t->shape();
+  if (!v->type().is_tensor() || !v->type().shape) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const ir::Dim& d : *v->type().shape) {
+    if (!d.is_static()) return std::nullopt;
+    dims.push_back(d.value);
+  }
+  return dims;
+}
+
+std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v) {
+  if (!v) return std::nullopt;
+  if (const Tensor* t = v->initializer()) {
+    std::vector<ir::Dim> d;
+    for (int64_t x : t->shape()) d.push_back(ir::Dim::Static(x));
+    return d;
+  }
+  if (!v->type().is_tensor() || !v->type().shape) return std::nullopt;
+  return *v->type().shape;
+}
+
+bool SameShape(const ir::Value* a, const ir::Value* b) {
+  const auto da = KnownDims(a), db = KnownDims(b);
+  if (!da || !db || da->size() != db->size()) return false;
+  for (size_t i = 0; i < da->size(); ++i) {
+    const ir::Dim &x = (*da)[i], &y = (*db)[i];
+    const bool same = (x.is_static() && y.is_static() && x.value == y.value) ||
+                      (!x.is_static() && !y.is_static() && !x.symbol.empty() && x.symbol == y.symbol);
+    if (!same) return false;
+  }
+  return true;
+}
+
+ir::TypeInfo FloatTensorType(const std::vector<int64_t>& dims) {
+  std::vector<ir::Dim> d;
+  for (int64_t x : dims) d.push_back(ir::Dim::Static(x));
+  return ir::TypeInfo::Tensor(DataType::kFloat, std::move(d));
+}
+
+bool IsGraphOutput(const ir::Graph& graph, const ir::Value* v) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
+}
+
+ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v) {
+  if (!v || v->consumers().size() != 1 || IsGraphOutput(graph, v)) return nullptr;
+  ir::Node* c = v->consumers()[0];
+  return c->owner() == &graph ? c : nullptr;  // a reader inside a subgraph is not a rewrite candidate
+}
+
+const Tensor* ConstantOf(const ir::Graph& graph, const ir::Value* v) {
+  if (!v) return nullptr;
+  if (const ir::Node* p = v->producer(); p && p->domain().empty() && p->op_type() == "Constant") {
+    const ir::Attribute* value = p->attr("value");
+    return value && value->type == ir::AttrType::kTensor ? &value->t : nullptr;
+  }
+  if (!v->is_initializer()) return nullptr;
+  const auto& in = graph.inputs();
+  if (std::find(in.begin(), in.end(), v) != in.end()) return nullptr;
+  return v->initializer();
+}
+
+std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v) {
+  const Tensor* t = ConstantOf(graph, v);
+  if (!t || t->size() != 1) return std::nullopt;
+  switch (t->dtype()) {
+    case DataType::kFloat: return t->data<float>()[0];
+    case DataType::kDouble: return static_cast<float>(t->data<double>()[0]);
+    default: return std::nullopt;
+  }
+}
+
+ir::Attribute IntAttr(std::string name, int64_t v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kInt;
+  a.i = v;
+  return a;
+}
+
+ir::Attribute StringAttr(std::string name, std::string v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+ir::Attribute FloatsAttr(std::string name, std::vector<float> v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,
+                       std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
+                       std::vector<ir::Attribute> attributes) {
+  const std::string domain(schemas::kFerryDomain);
+  model.opsets.emplace(domain, 1);
+  ir::Node* n = graph.AddNode(UniqueNodeName(graph, name), op, domain, std::move(inputs), std::move(outputs),
+                              std::move(attributes));
+  n->set_opset(1);
+  return n;
+}
+
+bool WouldRunOn(ir::Graph& graph, const PassContext& ctx, const Backend* home, const std::string& domain,
+                const std::string& op, int64_t opset, const std::vector<ir::Value*>& inputs,
+                const std::vector<ir::Attribute>& attributes) {
+  if (!home) return false;
+  ir::Value* out = graph.AddValue(UniqueValueName(graph, "probe_output"));
+  ir::Node* probe = graph.AddNode(UniqueNodeName(graph, "probe"), op, domain, inputs, {out}, attributes);
+  probe->set_opset(opset);
+  const bool same = ctx.BackendFor(*probe) == home;
+  graph.RemoveNode(probe);
+  graph.RemoveValue(out);
+  return same;
+}
+
+void ReplaceAllUses(ir::Graph& graph, ir::Value* from, ir::Value* to) {
+  const std::vector<ir::Node*> readers = from->consumers();
+  for (ir::Node* n : readers) {
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      if (n->input(i) == from) n->ReplaceInput(i, to);
+    }
+  }
+  for (ir::Value*& v : graph.mutable_outputs()) {
+    if (v == from) v = to;
+  }
+}
+
+}  // namespace ferry::passes

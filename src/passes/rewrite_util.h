@@ -1,0 +1,55 @@
+// Small graph-rewrite helpers the passes share: names, static shapes, constants, use counts, node creation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/pass.h"
+
+namespace ferry::passes {
+
+// A value name not defined in `graph` (or its enclosing graphs): `base`, else `base_2`, `base_3`...
+std::string UniqueValueName(const ir::Graph& graph, const std::string& base);
+// A node name no node of `graph` has.
+std::string UniqueNodeName(const ir::Graph& graph, const std::string& base);
+
+// The value's dims when it is a tensor whose every dim is static.
+std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v);
+// The value's dims (static, symbolic or unknown) when it is a tensor of known rank.
+std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
+// True when the two tensors provably have one shape: same rank, each dim equal as a static value or as a symbol.
+bool SameShape(const ir::Value* a, const ir::Value* b);
+ir::TypeInfo FloatTensorType(const std::vector<int64_t>& dims);
+
+bool IsGraphOutput(const ir::Graph& graph, const ir::Value* v);
+// The single node reading `v`, when exactly one node reads it and it is not a graph output.
+ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
+
+// The constant behind a value: an initializer that is not also a graph input (a feed could override it), or the
+// `value` of the Constant node producing it.
+const Tensor* ConstantOf(const ir::Graph& graph, const ir::Value* v);
+// A constant float scalar (rank 0, or one element), as float.
+std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v);
+
+// Attribute constructors.
+ir::Attribute IntAttr(std::string name, int64_t v);
+ir::Attribute StringAttr(std::string name, std::string v);
+ir::Attribute FloatsAttr(std::string name, std::vector<float> v);
+
+// Adds a node of Ferry's own domain (ai.ferry, opset 1) and makes sure the model imports that domain.
+ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,
+                       std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
+                       std::vector<ir::Attribute> attributes);
+
+// Whether a node `domain::op` (at `opset`) reading `inputs` with `attributes` would be placed on `home`: asks the
+// backends about a temporary node (with a temporary output), removed again before returning.
+bool WouldRunOn(ir::Graph& graph, const PassContext& ctx, const Backend* home, const std::string& domain,
+                const std::string& op, int64_t opset, const std::vector<ir::Value*>& inputs,
+                const std::vector<ir::Attribute>& attributes);
+
+// Moves every reader of `from` (and graph-output uses) to read `to`.
+void ReplaceAllUses(ir::Graph& graph, ir::Value* from, ir::Value* to);
+
+}  // namespace ferry::passes

@@ -1,0 +1,279 @@
+// The optimizer's passes, before/after on the IR and for numerical equivalence with the unoptimized graph.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backends/backend.h"
+#include "ferry/session.h"
+#include "ir/onnx_import.h"
+#include "passes/pass_manager.h"
+#include "runtime/type_inference.h"
+#include "schemas/schema.h"
+#include "testing/model_builder.h"
+#include "testing/op_harness.h"
+
+namespace ferry {
+namespace {
+
+using testing::ModelBuilder;
+
+constexpr int32_t kF = onnx::TensorProto::FLOAT;
+
+// A model under construction with helpers for random conv weights.
+struct Net {
+  ModelBuilder b{17};
+  std::mt19937 rng{7};
+  int counter = 0;
+
+  std::vector<float> Random(size_t n, float scale) {
+    std::uniform_real_distribution<float> d(-scale, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+  }
+  // Conv with random weights [m, c/group, k, k] and bias; returns the output name.
+  std::string Conv(const std::string& x, int64_t c, int64_t m, int64_t k, int64_t stride = 1, int64_t group = 1,
+                   bool bias = true) {
+    const std::string id = std::to_string(++counter);
+    b.FloatInitializer("w" + id, {m, c / group, k, k}, Random(static_cast<size_t>(m * (c / group) * k * k), 0.3f));
+    std::string y = "conv" + id;
+    auto& n = bias ? b.Node("Conv", {x, "w" + id, "b" + id}, {y}, "Conv_" + id) : b.Node("Conv", {x, "w" + id}, {y}, "Conv_" + id);
+    if (bias) b.FloatInitializer("b" + id, {m}, Random(static_cast<size_t>(m), 0.1f));
+    const int64_t p = k / 2;
+    auto* pads = n.add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) pads->add_ints(p);
+    auto* s = n.add_attribute();
+    s->set_name("strides");
+    s->set_type(onnx::AttributeProto::INTS);
+    s->add_ints(stride);
+    s->add_ints(stride);
+    if (group != 1) ModelBuilder::IntAttr(n, "group", group);
+    return y;
+  }
+  std::string Op(const std::string& op, std::initializer_list<std::string> in) {
+    std::string y = op + std::to_string(++counter);
+    b.Node(op, in, {y}, op + "_" + std::to_string(counter));
+    return y;
+  }
+};
+
+std::unique_ptr<ir::Model> Optimized(const std::string& bytes, int level, std::vector<std::string> backends = {"cpu", "ref"},
+                                     std::set<std::string, std::less<>> frozen = {}) {
+  auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  runtime::InferTypes(*model);
+  passes::PassContext ctx;
+  ctx.level = level;
+  for (const auto& name : backends) ctx.backends.push_back(FindBackend(name));
+  ctx.frozen = std::move(frozen);
+  passes::OptimizeModel(*model, ctx);
+  return model;
+}
+
+std::vector<const ir::Node*> NodesOf(const ir::Model& m, const std::string& op) {
+  std::vector<const ir::Node*> out;
+  for (const auto& n : m.graph->nodes()) {
+    if (n->op_type() == op) out.push_back(n.get());
+  }
+  return out;
+}
+
+// Runs the model at level 0 and at `level` on random input and compares.
+void ExpectSameOutputs(const std::string& bytes, const Shape& x_shape, int level, int threads = 1) {
+  std::mt19937 rng(11);
+  const Tensor x = testing::RandomTensor(DataType::kFloat, x_shape, rng);
+  SessionOptions o;
+  o.threads = threads;
+  o.optimization_level = 0;
+  auto base = Session::CreateFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o);
+  o.optimization_level = level;
+  auto opt = Session::CreateFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o);
+  const auto want = base->Run({{"x", x}});
+  const auto got = opt->Run({{"x", x}});
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(testing::TensorsClose(got[i].second, want[i].second, 1e-4, 1e-4)) << "output " << want[i].first;
+  }
+}
+
+// x -> Conv -> Relu -> Conv -> Add(., relu) -> Relu: a residual block.
+std::string ResidualBlock(int64_t c) {
+  Net net;
+  net.b.Input("x", kF, {1, c, 9, 9});
+  const std::string r1 = net.Op("Relu", {net.Conv("x", c, c, 3)});
+  const std::string c2 = net.Conv(r1, c, c, 3);
+  const std::string y = net.Op("Relu", {net.Op("Add", {c2, r1})});
+  net.b.Output(y, kF, {});
+  return net.b.Bytes();
+}
+
+TEST(FuseConv, ResidualBlockBecomesTwoFusedConvs) {
+  const auto m = Optimized(ResidualBlock(8), 2);
+  const auto fused = NodesOf(*m, "FusedConv");
+  ASSERT_EQ(m->graph->nodes().size(), 2u);
+  ASSERT_EQ(fused.size(), 2u);
+  EXPECT_EQ(fused[0]->GetString("activation", ""), "Relu");
+  EXPECT_EQ(fused[0]->input(3), nullptr);
+  EXPECT_EQ(fused[1]->GetString("activation", ""), "Relu");
+  ASSERT_NE(fused[1]->input(3), nullptr);
+  EXPECT_EQ(fused[1]->input(3), fused[0]->output(0));  // Z is the block's input
+  EXPECT_EQ(fused[1]->domain(), schemas::kFerryDomain);
+  EXPECT_EQ(m->opsets.at(std::string(schemas::kFerryDomain)), 1);
+  ExpectSameOutputs(ResidualBlock(8), {1, 8, 9, 9}, 2);
+}
+
+TEST(FuseConv, SiluAndClipAndSigmoid) {
+  Net net;
+  net.b.Input("x", kF, {1, 4, 7, 7});
+  const std::string c1 = net.Conv("x", 4, 8, 3);
+  const std::string silu = net.Op("Mul", {c1, net.Op("Sigmoid", {c1})});
+  net.b.FloatInitializer("lo", {}, {0.0f});
+  net.b.FloatInitializer("hi", {}, {6.0f});
+  const std::string c2 = net.Conv(silu, 8, 8, 1);
+  const std::string clip = "clip";
+  net.b.Node("Clip", {c2, "lo", "hi"}, {clip}, "Clip_1");
+  const std::string y = net.Op("Sigmoid", {net.Conv(clip, 8, 8, 3, 2, 8)});
+  net.b.Output(y, kF, {});
+  const std::string bytes = net.b.Bytes();
+  const auto m = Optimized(bytes, 2);
+  const auto fused = NodesOf(*m, "FusedConv");
+  ASSERT_EQ(fused.size(), 3u);
+  EXPECT_EQ(m->graph->nodes().size(), 3u);
+  EXPECT_EQ(fused[0]->GetString("activation", ""), "Silu");
+  EXPECT_EQ(fused[1]->GetString("activation", ""), "Clip");
+  EXPECT_EQ(fused[1]->GetFloats("activation_params"), (std::vector<float>{0.0f, 6.0f}));
+  EXPECT_EQ(fused[2]->GetString("activation", ""), "Sigmoid");
+  ExpectSameOutputs(bytes, {1, 4, 7, 7}, 2);
+}
+
+TEST(FuseConv, ConvOutputReadTwiceOrAGraphOutputIsNotFused) {
+  Net net;
+  net.b.Input("x", kF, {1, 4, 5, 5});
+  const std::string c1 = net.Conv("x", 4, 4, 3);
+  const std::string r = net.Op("Relu", {c1});
+  net.b.Output(r, kF, {});
+  net.b.Output(c1, kF, {});
+  const auto m = Optimized(net.b.Bytes(), 2);
+  EXPECT_TRUE(NodesOf(*m, "FusedConv").empty());
+  EXPECT_EQ(NodesOf(*m, "Relu").size(), 1u);
+}
+
+TEST(FuseConv, PinnedNodesAreLeftAlone) {
+  const auto m = Optimized(ResidualBlock(8), 3, {"cpu", "ref"}, {"Conv"});
+  EXPECT_TRUE(NodesOf(*m, "FusedConv").empty());
+  EXPECT_TRUE(NodesOf(*m, "BlockedConv").empty());
+  SessionOptions o;
+  o.pins = {{"Conv", "ref"}};
+  const std::string bytes = ResidualBlock(8);
+  EXPECT_NO_THROW(Session::CreateFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o));
+}
+
+TEST(FuseConv, RefOnlyFusesOntoRef) {
+  const auto m = Optimized(ResidualBlock(8), 3, {"ref"});
+  EXPECT_EQ(NodesOf(*m, "FusedConv").size(), 2u);
+  EXPECT_TRUE(NodesOf(*m, "BlockedConv").empty());  // ref asks for no blocked layout
+}
+
+// A small convolutional network with what MobileNet / EfficientNet / ResNet have: a 3-channel stem, depthwise
+// convs, channel counts that are not multiples of a block, squeeze-excitation, residual adds, pools.
+std::string SmallCnn() {
+  Net net;
+  net.b.Input("x", kF, {2, 3, 20, 20});
+  std::string h = net.Op("Relu", {net.Conv("x", 3, 24, 3, 2)});                // 24 x 10 x 10
+  const std::string dw = net.Conv(h, 24, 24, 3, 1, 24);                          // depthwise
+  const std::string se = net.Op("GlobalAveragePool", {dw});
+  const std::string s = net.Op("Sigmoid", {net.Conv(net.Op("Relu", {net.Conv(se, 24, 8, 1)}), 8, 24, 1)});
+  h = net.Op("Add", {net.Conv(net.Op("Mul", {dw, s}), 24, 24, 1), h});          // residual
+  auto& mp = net.b.Node("MaxPool", {h}, {"pooled"}, "MaxPool_1");
+  auto* k = mp.add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  auto* st = mp.add_attribute();
+  st->set_name("strides");
+  st->set_type(onnx::AttributeProto::INTS);
+  st->add_ints(2);
+  st->add_ints(2);
+  h = net.Op("Clip", {net.Conv("pooled", 24, 40, 3)});
+  const std::string y = net.Op("Flatten", {net.Op("GlobalAveragePool", {h})});
+  net.b.Output(y, kF, {});
+  net.b.Output(h, kF, {});  // a blocked value that is also a graph output
+  return net.b.Bytes();
+}
+
+bool HostHasBlockedLayout() {
+  return FindBackend("cpu")->channel_block(Target()) > 0;
+}
+
+TEST(BlockedLayout, ConvChainsRunBlockedWithReordersOnlyAtTheEdges) {
+  if (!HostHasBlockedLayout()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  const auto m = Optimized(SmallCnn(), 3);
+  for (const auto& n : m->graph->nodes()) {
+    EXPECT_NE(n->op_type(), "Conv") << n->Describe();
+    EXPECT_NE(n->op_type(), "FusedConv") << n->Describe();
+  }
+  const auto convs = NodesOf(*m, "BlockedConv");
+  ASSERT_EQ(convs.size(), 6u);
+  EXPECT_EQ(convs[0]->GetInt("plain_input", 0), 1);  // the 3-channel stem reads plain NCHW
+  EXPECT_TRUE(NodesOf(*m, "ReorderToBlocked").empty());
+  EXPECT_EQ(NodesOf(*m, "BlockedPool").size(), 3u);
+  // Only the two graph-facing values go back to plain: the Flatten's input and the Clip output.
+  EXPECT_EQ(NodesOf(*m, "ReorderFromBlocked").size(), 2u);
+  EXPECT_EQ(NodesOf(*m, "Mul").size(), 1u);  // squeeze-excitation scale on blocked tensors
+}
+
+TEST(BlockedLayout, SameOutputsAsUnoptimized) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    ExpectSameOutputs(SmallCnn(), {2, 3, 20, 20}, 3, threads);
+  }
+  ExpectSameOutputs(ResidualBlock(16), {1, 16, 9, 9}, 3);
+  ExpectSameOutputs(ResidualBlock(5), {1, 5, 9, 9}, 3);
+}
+
+TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
+  auto bytes = SmallCnn();
+  auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  runtime::InferTypes(*model);
+  passes::PassContext ctx;
+  ctx.backends = {FindBackend("cpu"), FindBackend("ref")};
+  ctx.target.isa = IsaSet{};
+  passes::OptimizeModel(*model, ctx);
+  EXPECT_TRUE(NodesOf(*model, "BlockedConv").empty());
+}
+
+TEST(PassManager, RejectsBadLevelsAndUnknownPasses) {
+  auto bytes = ResidualBlock(4);
+  auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  passes::PassContext ctx;
+  ctx.backends = {FindBackend("ref")};
+  ctx.level = 4;
+  EXPECT_THROW(passes::OptimizeModel(*model, ctx), InvalidArgumentError);
+  ctx.level = 2;
+  ctx.disabled = {"no_such_pass"};
+  try {
+    passes::OptimizeModel(*model, ctx);
+    FAIL() << "expected an error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("fuse_conv_add"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PassManager, DisabledPassDoesNotRun) {
+  auto bytes = ResidualBlock(4);
+  auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  runtime::InferTypes(*model);
+  passes::PassContext ctx;
+  ctx.backends = {FindBackend("ref")};
+  ctx.disabled = {"fuse_conv_add"};
+  const auto report = passes::OptimizeModel(*model, ctx);
+  EXPECT_EQ(NodesOf(*model, "Add").size(), 1u);
+  EXPECT_EQ(NodesOf(*model, "FusedConv").size(), 1u);  // the first conv's Relu still fuses
+  EXPECT_EQ(NodesOf(*model, "Conv").size(), 1u);
+  for (const auto& run : report.runs) EXPECT_NE(run.name, "fuse_conv_add");
+}
+
+}  // namespace
+}  // namespace ferry
