@@ -1,25 +1,45 @@
-// Conv on oneDNN (convolution_forward, float32, 1-D to 3-D). Geometry — auto_pad, pads, strides, dilations,
-// kernel_shape, group — is resolved exactly as the ref kernel does (ref::ResolveConv) and handed to oneDNN as
-// explicit pads and (dilation - 1). Constant weights are reordered once into the layout the primitive prefers;
-// primitive and packed weights are cached per input-shape signature and thread count (oneDNN fixes a primitive's
-// parallel split at creation), and built at creation, for the default thread count, when shapes are static.
+// Conv, and the optimizer's ai.ferry FusedConv and BlockedConv, on oneDNN (convolution_forward, float32, 1-D to
+// 3-D): one kernel class for the three. Geometry — auto_pad, pads, strides, dilations, kernel_shape, group — is
+// resolved exactly as the ref kernel does (ref::ResolveConv) and handed to oneDNN as explicit pads and
+// (dilation - 1). Constant weights are reordered once into the layout the primitive prefers; primitive and packed
+// weights are cached per input-shape signature and thread count (oneDNN fixes a primitive's parallel split at
+// creation), and built at creation, for the default thread count, when shapes are static.
 //
-// Activation layout (measured on ResNet-50's convolutions, batch 1, 1 thread, AVX-512 host, oneDNN 2.6):
-// reordering NCHW activations to the blocked layout oneDNN picks (format_tag::any) and back, per call, beats
-// plain NCHW src/dst for every spatial kernel and strided 1x1 (3x3: ~1.7-2.0 ms vs 3.0-3.9 ms; MobileNet-V2 depthwise:
-// 4-8x), while plain NCHW (oneDNN's GEMM path) wins for stride-1 unpadded 1x1 convolutions on large planes
-// (56x56 and 28x28: 0.75-2.15 ms vs 1.1-2.5 ms with reorders); from 14x14 down the blocked path ties or wins.
-// Over the whole network: blocked+reorders 78 ms, plain 94 ms, this mix 72 ms. So: plain src/dst for group-1
-// pointwise stride-1 unpadded convolutions with at least 256 output positions, blocked (any) otherwise.
+// FusedConv: Y = act(Conv(X, W, B) + Z) as oneDNN post-ops: `sum` (Z, copied into the dst the primitive writes
+// first) then the activation's eltwise post-ops (fused_activation.h).
+// BlockedConv: the same on Ferry's blocked layout (blocked_layout.h): the primitive is created with exactly the
+// blocked src (plain nchw with plain_input = 1) and dst formats, so no activation is reordered; weights `any`,
+// packed once. Z is copied into Y with zeros in its padding channels: oneDNN takes a dst's padding to be zero and
+// re-zeroes it after the post-ops only for activations that do not keep 0 at 0 (with Relu it would leave
+// relu(Z's padding) there; the schema wants zeros, and a reader's zero weights need them finite). Its predicate
+// refuses what oneDNN would run on its slow reference implementation — the optimizer asks it what to block: by
+// rule from W and the attributes (blocks 8/16: 1-D/3-D depthwise; grouped convs other than depthwise unless
+// C/group and M/group are multiples of the block; plain_input with C >= block; a blocked X with C < block under a
+// spatial or strided kernel; channels-last: plain_input), and, when X's spatial dims are static, by creating the
+// primitive descriptor and reading its implementation name (measured: e.g. block 8 with a 5x5 kernel dilated by
+// 2 or more is oneDNN's ref:any). Channels-last (block 0) runs oneDNN's nwc / nhwc / ndhwc.
+//
+// Activation layout of Conv and FusedConv (measured on ResNet-50's convolutions, batch 1, 1 thread, AVX-512 host,
+// oneDNN 2.6): reordering NCHW activations to the blocked layout oneDNN picks (format_tag::any) and back, per
+// call, beats plain NCHW src/dst for every spatial kernel and strided 1x1 (3x3: ~1.7-2.0 ms vs 3.0-3.9 ms;
+// MobileNet-V2 depthwise: 4-8x), while plain NCHW (oneDNN's GEMM path) wins for stride-1 unpadded 1x1
+// convolutions on large planes (56x56 and 28x28: 0.75-2.15 ms vs 1.1-2.5 ms with reorders); from 14x14 down the
+// blocked path ties or wins. Over the whole network: blocked+reorders 78 ms, plain 94 ms, this mix 72 ms. So:
+// plain src/dst for group-1 pointwise stride-1 unpadded convolutions with at least 256 output positions, blocked
+// (any) otherwise.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/fused_activation.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/conv_util.h"
 #include "kernels/registry.h"
+#include "schemas/schema.h"
 
 namespace ferry::cpu {
 namespace {
@@ -35,29 +55,121 @@ bool PreferPlainActivations(const ref::ConvShape& cs) {
   return cs.g.out_size() >= 256;
 }
 
-void FillBias(const float* bias, int64_t batch, int64_t channels, int64_t plane, float* y) {
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t m = 0; m < channels; ++m) {
-      std::fill_n(y + (n * channels + m) * plane, plane, bias ? bias[m] : 0.0f);
+enum class ConvOp { kConv, kFusedConv, kBlockedConv };
+
+// What a node asks of the kernel, read once.
+struct ConvConfig {
+  ref::WindowAttrs attrs;
+  int64_t group = 1;
+  bool has_bias = false, has_z = false;
+  FusedActivation act;
+  bool blocked = false;  // BlockedConv: Z and Y (and X unless plain_input) in the blocked layout of `block`
+  int64_t block = 0;     // 8, 16, or 0: channels-last
+  bool plain_input = false;
+
+  bool blocked_x() const { return blocked && !plain_input; }
+
+  static ConvConfig FromNode(const ir::Node& node, ConvOp op) {
+    ConvConfig c;
+    c.attrs = ref::WindowAttrs::FromNode(node);
+    c.group = node.GetInt("group", 1);
+    if (c.group < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(c.group));
+    c.has_bias = node.input(2) != nullptr;
+    if (op == ConvOp::kConv) return c;
+    c.has_z = node.input(3) != nullptr;
+    if (const std::string reason = FusedActivation::Parse(node, &c.act); !reason.empty()) {
+      throw UnsupportedError(node.Describe() + ": " + reason);
     }
+    if (op == ConvOp::kBlockedConv) {
+      c.blocked = true;
+      c.block = node.GetInt("block", -1);
+      c.plain_input = node.GetInt("plain_input", 0) != 0;
+      if (const std::string reason = BlockReason(node.op_type(), c.block); !reason.empty()) {
+        throw UnsupportedError(node.Describe() + ": " + reason);
+      }
+    }
+    return c;
   }
+
+  // X's logical shape [N, C, spatial...]: X itself, or for a blocked X ([N, ceil(C/b), spatial..., b], or
+  // [N, spatial..., C] channels-last) with C = W[1] * group; nullopt when a blocked X does not match W.
+  std::optional<Shape> LogicalX(const Shape& x, const Shape& w) const {
+    if (!blocked_x()) return x;
+    if (w.size() < 3 || static_cast<int64_t>(x.size()) != BlockedRank(static_cast<int64_t>(w.size()), block)) {
+      return std::nullopt;
+    }
+    const int64_t channels = w[1] * group;
+    if (block > 0 ? x.back() != block || x[1] != (channels + block - 1) / block : x.back() != channels) {
+      return std::nullopt;
+    }
+    return LogicalShape(x, channels, block);
+  }
+};
+
+// A convolution primitive descriptor and the descs of Ferry's tensors it reads and writes.
+struct ConvPd {
+  dnnl::convolution_forward::primitive_desc pd;
+  memory::desc src_user, weights_user, dst_user;
+};
+
+// Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot).
+ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref::ConvShape& cs) {
+  const ref::WindowGeometry& g = cs.g;
+  // oneDNN's grouped weights are [g, M/g, C/g, k...]: the same buffer as ONNX's [M, C/g, k...].
+  memory::dims wdims(w.begin(), w.end());
+  if (c.group > 1) {
+    wdims[0] = cs.out_channels / c.group;
+    wdims.insert(wdims.begin(), c.group);
+  }
+  memory::dims strides(g.strides.begin(), g.strides.end()), dilates, pad_l(g.pad_begin.begin(), g.pad_begin.end()),
+      pad_r(g.pad_end.begin(), g.pad_end.end());
+  for (int64_t d : g.dilations) dilates.push_back(d - 1);
+
+  memory::desc src_user, dst_user, src, dst;
+  if (!c.blocked) {
+    src_user = PlainDesc(x, DataType::kFloat);
+    dst_user = PlainDesc(cs.y_shape, DataType::kFloat);
+    const bool plain = PreferPlainActivations(cs);
+    src = plain ? src_user : memory::desc(Dims(x), memory::data_type::f32, memory::format_tag::any);
+    dst = plain ? dst_user : memory::desc(Dims(cs.y_shape), memory::data_type::f32, memory::format_tag::any);
+  } else {
+    src_user = c.plain_input ? PlainDesc(x, DataType::kFloat) : BlockedDesc(x, c.block);
+    dst_user = BlockedDesc(cs.y_shape, c.block);
+    src = src_user;
+    dst = dst_user;
+  }
+  const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
+  dnnl::primitive_attr attr = ScratchpadAttr();
+  if (c.has_z || c.act.kind != FusedActivation::Kind::kNone) {
+    dnnl::post_ops ops;
+    if (c.has_z) ops.append_sum(1.0f);
+    c.act.AppendTo(ops);
+    attr.set_post_ops(ops);
+  }
+  using cf = dnnl::convolution_forward;
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  const cf::desc desc =
+      c.has_bias ? cf::desc(kind, alg, src, weights,
+                            memory::desc({cs.out_channels}, memory::data_type::f32, memory::format_tag::x), dst,
+                            strides, dilates, pad_l, pad_r)
+                 : cf::desc(kind, alg, src, weights, dst, strides, dilates, pad_l, pad_r);
+  const memory::desc weights_user = PlainDesc(Shape(wdims.begin(), wdims.end()), DataType::kFloat);
+  return {cf::primitive_desc(desc, attr, Engine()), src_user, weights_user, dst_user};
 }
 
-class Conv : public OpKernel {
+class ConvKernel : public OpKernel {
  public:
-  explicit Conv(const ir::Node& node)
-      : attrs_(ref::WindowAttrs::FromNode(node)),
-        group_(node.GetInt("group", 1)),
-        what_(node.Describe()),
-        weights_(ConstantInput(node, 1)),
-        has_bias_(node.input(2) != nullptr) {
-    if (group_ < 1) throw InvalidModelError(what_ + ": group must be >= 1, got " + std::to_string(group_));
+  ConvKernel(const ir::Node& node, ConvOp op)
+      : cfg_(ConvConfig::FromNode(node, op)), what_(node.Describe()), weights_(ConstantInput(node, 1)) {
     // Static shapes: build the primitive (and pack the weights) now, for the default thread count. A shape error
     // is left for Compute to report with the inputs it is given, as the ref kernel does.
     const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
-    if (x && w && x->size() >= 3 && x->size() <= 5 && ShapeElementCount(*x) > 0 && ShapeElementCount(*w) > 0) {
+    if (!x || !w || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) return;
+    const auto logical = cfg_.LogicalX(*x, *w);
+    if (logical && logical->size() >= 3 && logical->size() <= 5) {
       try {
-        Plan(*x, *w, DefaultThreads());
+        Plan(*logical, *w, DefaultThreads());
       } catch (const InvalidArgumentError&) {
       }
     }
@@ -67,34 +179,85 @@ class Conv : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
+    const Tensor* z = cfg_.has_z ? ctx.input(3) : nullptr;
     const std::string what = ctx.Describe();
     if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat) {
       throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " +
                                  std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(w.dtype())));
     }
-    const ref::ConvShape cs = ref::ResolveConv(attrs_, group_, x.shape(), w.shape(), what);
+    const std::optional<Shape> logical = cfg_.LogicalX(x.shape(), w.shape());
+    if (!logical) {
+      throw InvalidArgumentError(what + ": X has shape " + ShapeToString(x.shape()) + ", expected W[1] * group = " +
+                                 std::to_string(w.rank() >= 2 ? w.dim(1) * cfg_.group : 0) + " channels " +
+                                 (cfg_.block > 0 ? "blocked by " + std::to_string(cfg_.block) +
+                                                       " ([N, ceil(C/block), spatial..., block])"
+                                                 : std::string("channels-last ([N, spatial..., C])")) +
+                                 " for W " + ShapeToString(w.shape()));
+    }
+    const ref::ConvShape cs = ref::ResolveConv(cfg_.attrs, cfg_.group, *logical, w.shape(), what);
     if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels || bias->dtype() != x.dtype())) {
       throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
                                  std::to_string(cs.out_channels) + "] of X's type");
     }
-    if (bias == nullptr && has_bias_) throw InvalidArgumentError(what + ": bias B is declared but not given");
-    if (x.rank() > 5) {
-      throw UnsupportedError(what + ": X has rank " + std::to_string(x.rank()) +
-                             "; the cpu Conv kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
+    if (bias == nullptr && cfg_.has_bias) throw InvalidArgumentError(what + ": bias B is declared but not given");
+    if (logical->size() > 5) {
+      throw UnsupportedError(what + ": X has logical rank " + std::to_string(logical->size()) +
+                             "; the cpu kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
     }
-    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), cs.y_shape);  // every element written below
+    const Shape y_shape = cfg_.blocked ? BlockedShape(cs.y_shape, cfg_.block) : cs.y_shape;
+    if (cfg_.has_z) {
+      if (!z) throw InvalidArgumentError(what + ": input Z is declared but not given");
+      if (z->dtype() != DataType::kFloat || z->shape() != y_shape) {
+        throw InvalidArgumentError(what + ": input Z has shape " + ShapeToString(z->shape()) + " and type " +
+                                   std::string(DataTypeName(z->dtype())) + ", expected Y's " +
+                                   ShapeToString(y_shape) + " float32");
+      }
+    }
+    // Y accumulates onto Z in Z's own buffer when Z dies here (a residual sum), unless blocked padding lanes would
+    // need zeroing first.
+    const bool padded = cfg_.blocked && cfg_.block > 0 && cs.out_channels % cfg_.block != 0;
+    Tensor* reused = z && !padded ? ctx.ReuseInput(3, 0, DataType::kFloat, y_shape) : nullptr;
+    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0, x.dtype(), y_shape);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
+    const float* zp = reused ? y.data<float>() : z ? z->data<float>() : nullptr;
     if (x.size() == 0 || w.size() == 0) {  // no input channels or an empty input plane: every tap reads zeros
-      FillBias(b, cs.batch, cs.out_channels, cs.g.out_size(), y.data<float>());
+      FillWithoutTaps(b, zp, cs, y.data<float>());
       return;
     }
-    const auto plan = Plan(x.shape(), w.shape(), ctx.threads());
-    RunConvPlan(*plan, x.raw_data(), w.raw_data(), b, y.raw_data(), ctx.threads(), what);
+    const auto plan = Plan(*logical, w.shape(), ctx.threads());
+    if (zp && padded) {  // Z into Y with the zero padding oneDNN's sum expects
+      CopyZeroingPadding(zp, y.data<float>(), y_shape, cs.out_channels, ctx.threads());
+      zp = y.data<float>();
+    }
+    RunConvPlan(*plan, x.raw_data(), w.raw_data(), b, y.raw_data(), ctx.threads(), what, zp);
   }
 
  private:
-  // Keyed by shapes and thread count: oneDNN fixes a primitive's parallel split when it is created.
+  // Y where no tap reads X: act(bias + Z), zeros in the padding channels of a blocked Y.
+  void FillWithoutTaps(const float* bias, const float* z, const ref::ConvShape& cs, float* y) const {
+    const int64_t plane = cs.g.out_size(), channels = cs.out_channels;
+    // Y holds `blocks` groups of `lanes` interleaved planes: plain 1, blocked b, channels-last every channel.
+    const int64_t lanes = !cfg_.blocked ? 1 : cfg_.block > 0 ? cfg_.block : std::max<int64_t>(channels, 1);
+    const int64_t blocks = (channels + lanes - 1) / lanes;
+    for (int64_t n = 0; n < cs.batch; ++n) {
+      for (int64_t cb = 0; cb < blocks; ++cb) {
+        for (int64_t i = 0; i < plane; ++i) {
+          for (int64_t lane = 0; lane < lanes; ++lane) {
+            const int64_t m = cb * lanes + lane;
+            const int64_t at = ((n * blocks + cb) * plane + i) * lanes + lane;
+            if (m >= channels) {
+              y[at] = 0.0f;
+              continue;
+            }
+            y[at] = cfg_.act.Apply((bias ? bias[m] : 0.0f) + (z ? z[at] : 0.0f));
+          }
+        }
+      }
+    }
+  }
+
+  // Keyed by logical shapes and thread count: oneDNN fixes a primitive's parallel split when it is created.
   std::shared_ptr<const ConvPlan> Plan(const Shape& x, const Shape& w, int threads) const {
     std::vector<int64_t> key(x.begin(), x.end());
     key.push_back(-1);
@@ -107,51 +270,25 @@ class Conv : public OpKernel {
   }
 
   std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w) const {
-    const ref::ConvShape cs = ref::ResolveConv(attrs_, group_, x, w, what_);
-    const ref::WindowGeometry& g = cs.g;
-    // oneDNN's grouped weights are [g, M/g, C/g, k...]: the same buffer as ONNX's [M, C/g, k...].
-    memory::dims wdims(w.begin(), w.end());
-    if (group_ > 1) {
-      wdims[0] = cs.out_channels / group_;
-      wdims.insert(wdims.begin(), group_);
-    }
-    memory::dims strides(g.strides.begin(), g.strides.end()), dilates, pad_l(g.pad_begin.begin(), g.pad_begin.end()),
-        pad_r(g.pad_end.begin(), g.pad_end.end());
-    for (int64_t d : g.dilations) dilates.push_back(d - 1);
-
+    const ref::ConvShape cs = ref::ResolveConv(cfg_.attrs, cfg_.group, x, w, what_);
     auto plan = std::make_shared<ConvPlan>();
-    plan->src_user = PlainDesc(x, DataType::kFloat);
-    plan->dst_user = PlainDesc(cs.y_shape, DataType::kFloat);
-    plan->weights_user = PlainDesc(Shape(wdims.begin(), wdims.end()), DataType::kFloat);
-    plan->bias = has_bias_;
-    const bool plain = PreferPlainActivations(cs);
-    const memory::desc src =
-        plain ? plan->src_user : memory::desc(Dims(x), memory::data_type::f32, memory::format_tag::any);
-    const memory::desc dst =
-        plain ? plan->dst_user : memory::desc(Dims(cs.y_shape), memory::data_type::f32, memory::format_tag::any);
-    const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
+    plan->bias = cfg_.has_bias;
+    plan->sum = cfg_.has_z;
     try {
-      using cf = dnnl::convolution_forward;
-      const auto kind = dnnl::prop_kind::forward_inference;
-      const auto alg = dnnl::algorithm::convolution_direct;
-      const cf::desc desc =
-          has_bias_ ? cf::desc(kind, alg, src, weights,
-                               memory::desc({cs.out_channels}, memory::data_type::f32, memory::format_tag::x), dst,
-                               strides, dilates, pad_l, pad_r)
-                    : cf::desc(kind, alg, src, weights, dst, strides, dilates, pad_l, pad_r);
-      const cf::primitive_desc pd(desc, ScratchpadAttr(), Engine());
-      FinishConvPlan(*plan, pd, cf(pd), weights_.get(), &packed_, what_);
+      const ConvPd p = MakeConvPd(cfg_, x, w, cs);
+      plan->src_user = p.src_user;
+      plan->weights_user = p.weights_user;
+      plan->dst_user = p.dst_user;
+      FinishConvPlan(*plan, p.pd, dnnl::convolution_forward(p.pd), weights_.get(), &packed_, what_);
     } catch (const dnnl::error& e) {
       throw InternalError(what_ + ": oneDNN could not create the convolution: " + e.what());
     }
     return plan;
   }
 
-  ref::WindowAttrs attrs_;
-  int64_t group_;
+  ConvConfig cfg_;
   std::string what_;
   std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
-  bool has_bias_;
   mutable PackedWeights packed_;
   ShapeCache<ConvPlan> cache_;
 };
@@ -172,10 +309,107 @@ std::string ConvShapePredicate(const ir::Node& node) {
   int64_t rank = KnownRank(node, 0);
   if (rank < 0) rank = KnownRank(node, 1);
   if (rank > 5) {
-    return "Conv: " + std::to_string(rank - 2) + "-D convolution (X of rank " + std::to_string(rank) +
+    return node.op_type() + ": " + std::to_string(rank - 2) + "-D convolution (X of rank " + std::to_string(rank) +
            ") is not implemented on cpu (1-D to 3-D only)";
   }
   return "";
+}
+
+std::string FusedConvPredicate(const ir::Node& node) {
+  FusedActivation act;
+  return FusedActivation::Parse(node, &act);
+}
+
+// The rules oneDNN 2.6's jit convolutions follow on blocked tensors (checked on AVX-512 and with 8-blocks), from W
+// alone: what they do not cover runs on oneDNN's reference implementation.
+std::string BlockedConvPredicate(const ir::Node& node) {
+  const int64_t block = node.GetInt("block", 0);
+  if (std::string reason = BlockReason(node.op_type(), block); !reason.empty()) return reason;
+  FusedActivation act;
+  if (std::string reason = FusedActivation::Parse(node, &act); !reason.empty()) return reason;
+  const auto w = StaticShape(node, 1);
+  const int64_t group = node.GetInt("group", 1);
+  if (!w || w->size() < 3 || group < 1) return "";
+  const int64_t cg = (*w)[1], m = (*w)[0], channels = cg * group;
+  const bool depthwise = group > 1 && group == channels && group == m;
+  const std::string slow = " would run on oneDNN's slow reference implementation; not blocked on cpu";
+  const bool plain_input = node.GetInt("plain_input", 0) != 0;
+  if (block == 0) {  // channels-last: oneDNN's brgconv / jit kernels take every grouping, but not a plain X
+    return plain_input ? "BlockedConv: plain_input with channels-last (block 0)" + slow : "";
+  }
+  if (depthwise && w->size() != 4) {
+    return "BlockedConv: a " + std::to_string(w->size() - 2) + "-D depthwise convolution" + slow + " (2-D only)";
+  }
+  if (group > 1 && !depthwise && (cg % block != 0 || (m / group) % block != 0)) {
+    return "BlockedConv: a grouped convolution with C/group = " + std::to_string(cg) + " and M/group = " +
+           std::to_string(m / group) + " (not multiples of the block " + std::to_string(block) + ")" + slow;
+  }
+  if (plain_input && channels >= block) {
+    return "BlockedConv: plain_input with C = " + std::to_string(channels) + " >= block " + std::to_string(block) +
+           slow;
+  }
+  const bool pointwise = std::all_of(w->begin() + 2, w->end(), [](int64_t k) { return k == 1; });
+  const std::vector<int64_t> strides = node.GetInts("strides");
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s != 1; });
+  if (!plain_input && group == 1 && channels < block && (!pointwise || strided)) {
+    return "BlockedConv: a blocked X with C = " + std::to_string(channels) + " < block " + std::to_string(block) +
+           " and a spatial or strided kernel (plain_input = 1 is the fast form)" + slow;
+  }
+  return "";
+}
+
+// 1-D to 3-D; and when W and X's spatial dims are static (N and X's channel dims may be symbolic), the primitive
+// oneDNN would create must not be its reference implementation.
+std::string BlockedConvShapePredicate(const ir::Node& node) {
+  const int64_t rank = KnownRank(node, 1);  // W's rank is the logical rank
+  if (rank >= 0 && (rank < 3 || rank > 5)) {
+    return "BlockedConv: a convolution with W of rank " + std::to_string(rank) +
+           " is not implemented on cpu (1-D to 3-D only)";
+  }
+  const auto w = StaticShape(node, 1);
+  const ir::Value* xv = node.input(0);
+  if (!w || !xv || !xv->type().is_tensor() || !xv->type().shape) return "";
+  Shape x;
+  for (const ir::Dim& d : *xv->type().shape) x.push_back(d.is_static() ? d.value : -1);
+  try {
+    const ConvConfig cfg = ConvConfig::FromNode(node, ConvOp::kBlockedConv);
+    // N, and X's channel dims (given by W), need not be static.
+    if (x.size() < 3 || w->size() < 3) return "";
+    if (x[0] < 0) x[0] = 1;
+    const int64_t channels = (*w)[1] * cfg.group;
+    if (!cfg.blocked_x() || cfg.block > 0) {
+      if (x[1] < 0) x[1] = cfg.blocked_x() ? (channels + cfg.block - 1) / cfg.block : channels;
+      if (cfg.blocked_x() && x.back() < 0) x.back() = cfg.block;
+    } else if (x.back() < 0) {
+      x.back() = channels;
+    }
+    if (std::any_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) || ShapeElementCount(*w) == 0) return "";
+    const auto logical = cfg.LogicalX(x, *w);
+    if (!logical || ShapeElementCount(*logical) == 0) return "";  // left for Compute to report
+    const ref::ConvShape cs = ref::ResolveConv(cfg.attrs, cfg.group, *logical, *w, node.Describe());
+    const ConvPd p = MakeConvPd(cfg, *logical, *w, cs);
+    const std::string impl = p.pd.impl_info_str();
+    if (impl.find("ref") != std::string::npos) {
+      return "BlockedConv: oneDNN would run this convolution (X " + ShapeToString(*logical) + ", W " +
+             ShapeToString(*w) + ", group " + std::to_string(cfg.group) + ") on its slow reference implementation (" +
+             impl + "); not blocked on cpu";
+    }
+  } catch (const InvalidArgumentError&) {
+    return "";  // left for Compute to report
+  } catch (const UnsupportedError&) {
+    return "";  // the predicate names it
+  } catch (const dnnl::error& e) {
+    return std::string("BlockedConv: oneDNN cannot create this convolution on cpu: ") + e.what();
+  }
+  return "";
+}
+
+std::unique_ptr<OpKernel> MakeConv(const ir::Node& node) { return std::make_unique<ConvKernel>(node, ConvOp::kConv); }
+std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kFusedConv);
+}
+std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kBlockedConv);
 }
 
 }  // namespace
@@ -184,12 +418,38 @@ void RegisterConvKernels(KernelRegistry& r) {
   r.Add({.op = "Conv",
          .since = 1,
          .types = {{"T", {DataType::kFloat}}},
-         .create = MakeKernel<Conv>,
+         .create = MakeConv,
          .predicate = ConvPredicate,
          .shape_predicate = ConvShapePredicate,
          .isa = {},
          .name = "cpu.f32_conv__onednn.1",
          .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_* with strides > 1"});
+}
+
+void RegisterFusedConvKernels(KernelRegistry& r) {
+  const std::string domain(schemas::kFerryDomain);
+  r.Add({.op = "FusedConv",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeFusedConv,
+         .predicate = FusedConvPredicate,
+         .shape_predicate = ConvShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_fused_conv__onednn.1",
+         .constraints = "float32; 1-D to 3-D; activation Clip only with min <= max"});
+  r.Add({.op = "BlockedConv",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeBlockedConv,
+         .predicate = BlockedConvPredicate,
+         .shape_predicate = BlockedConvShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_blocked_conv__onednn.1",
+         .constraints = "float32; 1-D to 3-D; block 8, 16 or 0 (channels-last); only what oneDNN runs with a jit "
+                        "kernel: blocks 8/16 group only 2-D depthwise or with C/group, M/group multiples of the "
+                        "block, plain_input only with C < block; channels-last no plain_input"});
 }
 
 }  // namespace ferry::cpu

@@ -3,9 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <thread>
 
+#include "core/parallel.h"
 #include "kernels/cpu/dnnl_util.h"
 
 namespace ferry::cpu {
@@ -116,6 +118,7 @@ void FinishConvPlan(ConvPlan& plan, const dnnl::primitive_desc& pd, dnnl::primit
     plan.scratch_md = pd.scratchpad_desc();
     if (plan.src_md != plan.src_user) plan.src_in = MakeReorder(plan.src_user, plan.src_md, &plan.src_in_scratch);
     if (plan.dst_md != plan.dst_user) plan.dst_out = MakeReorder(plan.dst_md, plan.dst_user, &plan.dst_out_scratch);
+    if (plan.sum && plan.dst_out) plan.z_in = MakeReorder(plan.dst_user, plan.dst_md, &plan.z_in_scratch);
     if (constant_weights && packed) {
       // Packed once per layout: the primitive's preferred weight layout.
       plan.packed_weights = packed->Get(*constant_weights, plan.weights_user, plan.weights_md, what);
@@ -128,11 +131,13 @@ void FinishConvPlan(ConvPlan& plan, const dnnl::primitive_desc& pd, dnnl::primit
 }
 
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
-                 const std::string& what) {
+                 const std::string& what, const void* z) {
+  if (plan.sum != (z != nullptr)) throw InternalError(what + ": the convolution plan and its Z input disagree");
   const dnnl::engine& eng = Engine();
   // One scratchpad buffer serves every primitive of the plan: they run one after another on this stream.
-  const size_t pad_bytes = std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(),
-                                     plan.weights_in_scratch.get_size(), plan.dst_out_scratch.get_size()});
+  const size_t pad_bytes =
+      std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(), plan.weights_in_scratch.get_size(),
+                plan.dst_out_scratch.get_size(), plan.z_in_scratch.get_size()});
   void* pad = pad_bytes > 0 ? Scratch(kPad, pad_bytes) : nullptr;
   WithStream(threads, what, [&](dnnl::stream& s) {
     dnnl::memory src(plan.src_user, eng, const_cast<void*>(x));
@@ -158,6 +163,18 @@ void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void*
     }
     dnnl::memory dst_user(plan.dst_user, eng, y);
     dnnl::memory dst = plan.dst_out ? dnnl::memory(plan.dst_md, eng, Scratch(kDst, plan.dst_md.get_size())) : dst_user;
+    if (z && plan.z_in) {  // the sum post-op adds what dst holds: Z, in dst's layout
+      dnnl::memory zm(plan.dst_user, eng, const_cast<void*>(z));
+      std::unordered_map<int, dnnl::memory> zargs{{DNNL_ARG_FROM, zm}, {DNNL_ARG_TO, dst}};
+      AddScratchpad(zargs, plan.z_in_scratch, pad);
+      plan.z_in->execute(s, zargs);
+    } else if (z && z != y) {  // Z into Y, in 256 KiB chunks over the threads
+      const int64_t bytes = static_cast<int64_t>(plan.dst_user.get_size());
+      ParallelFor(threads, bytes, int64_t{1} << 18, [&](int64_t begin, int64_t end) {
+        std::memcpy(static_cast<char*>(y) + begin, static_cast<const char*>(z) + begin,
+                    static_cast<size_t>(end - begin));
+      });
+    }
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (plan.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan.bias_md, eng, const_cast<void*>(bias)));
     AddScratchpad(args, plan.scratch_md, pad);

@@ -1,6 +1,6 @@
-// What the oneDNN convolution kernels (Conv, ConvTranspose) share: finding constant weights, per-thread scratch
-// buffers, and a "plan" — one primitive for one input-shape signature plus the reorders between Ferry's plain
-// tensors and the layouts the primitive chose — with the code that runs it.
+// What the oneDNN convolution kernels (Conv, ai.ferry FusedConv / BlockedConv, ConvTranspose) share: finding
+// constant weights, per-thread scratch buffers, and a "plan" — one primitive for one input-shape signature plus
+// the reorders between Ferry's tensors and the layouts the primitive chose — with the code that runs it.
 #pragma once
 
 #include <dnnl.hpp>
@@ -35,6 +35,11 @@ struct ConvPlan {
   dnnl::memory::desc src_in_scratch, weights_in_scratch, dst_out_scratch;
   std::optional<dnnl::memory> packed_weights;  // constant W, already in weights_md (shared with PackedWeights)
   bool bias = false;  // set before FinishConvPlan: the primitive takes a bias (plain, one value per channel)
+  // Set before FinishConvPlan: the primitive has a sum post-op, which adds what its dst holds (Z, laid out as
+  // dst_user) before executing. Z is copied into Y, or reordered into the blocked dst (z_in) when dst_out is set.
+  bool sum = false;
+  std::optional<dnnl::reorder> z_in;
+  dnnl::memory::desc z_in_scratch;
 };
 
 // A kernel's constant weights, reordered once per layout a primitive asked for (plans built for other thread
@@ -79,8 +84,9 @@ dnnl::primitive_attr ScratchpadAttr();
 
 // Runs `plan`: x, w (ignored when the plan holds packed weights), bias (may be null) -> y, with `threads`
 // threads (the count the plan was built for). Activation reorders go through per-thread scratch buffers (no allocation
-// once they have grown).
+// once they have grown). `z` (plans with `sum` only; laid out as dst_user, which must then be dense) is what the
+// sum post-op adds; it may be y itself.
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
-                 const std::string& what);
+                 const std::string& what, const void* z = nullptr);
 
 }  // namespace ferry::cpu

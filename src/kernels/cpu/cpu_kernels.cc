@@ -28,6 +28,10 @@ void RegisterWhereKernels(KernelRegistry& r);
 void RegisterCastKernels(KernelRegistry& r);
 void RegisterExpandKernels(KernelRegistry& r);
 void RegisterPadKernels(KernelRegistry& r);
+// --- ai.ferry (optimizer-produced ops) ---
+void RegisterFusedConvKernels(KernelRegistry& r);
+void RegisterBlockedLayoutKernels(KernelRegistry& r);
+void RegisterBlockedPoolKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -54,6 +58,10 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterCastKernels(r);
   RegisterExpandKernels(r);
   RegisterPadKernels(r);
+  // --- ai.ferry (optimizer-produced ops) ---
+  RegisterFusedConvKernels(r);
+  RegisterBlockedLayoutKernels(r);
+  RegisterBlockedPoolKernels(r);
 }
 
 }  // namespace ferry::cpu

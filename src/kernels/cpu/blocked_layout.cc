@@ -1,0 +1,207 @@
+// ai.ferry ReorderToBlocked / ReorderFromBlocked on oneDNN reorders (float32, block 8, 16 or 0, logical rank 3-5),
+// plus the blocked-layout helpers of blocked_layout.h. A reorder primitive is built per input shape and thread
+// count (oneDNN fixes its parallel split at creation) and runs with a user scratchpad.
+#include "kernels/cpu/blocked_layout.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dnnl_scratchpad.h"
+#include "kernels/cpu/dnnl_util.h"
+#include "kernels/kernel_def.h"
+#include "kernels/registry.h"
+#include "schemas/schema.h"
+
+namespace ferry::cpu {
+
+std::string BlockReason(const std::string& op, int64_t block) {
+  if (block == 8 || block == 16 || block == 0) return "";
+  return op + ": block = " + std::to_string(block) + " is not implemented on cpu (8, 16, or 0: channels-last)";
+}
+
+dnnl::memory::desc BlockedDesc(const Shape& logical, int64_t block) {
+  using tag = dnnl::memory::format_tag;
+  tag t = tag::undef;
+  switch (logical.size()) {
+    case 3: t = block == 16 ? tag::nCw16c : block == 8 ? tag::nCw8c : tag::nwc; break;
+    case 4: t = block == 16 ? tag::nChw16c : block == 8 ? tag::nChw8c : tag::nhwc; break;
+    case 5: t = block == 16 ? tag::nCdhw16c : block == 8 ? tag::nCdhw8c : tag::ndhwc; break;
+    default: break;
+  }
+  if (t == tag::undef || !BlockReason("", block).empty()) {
+    throw InternalError("cpu: no oneDNN blocked layout for logical shape " + ShapeToString(logical) + " and block " +
+                        std::to_string(block));
+  }
+  dnnl::memory::desc md(Dims(logical), dnnl::memory::data_type::f32, t);
+  const size_t want = static_cast<size_t>(ShapeElementCount(BlockedShape(logical, block))) * sizeof(float);
+  if (md.get_size() != want) {
+    throw InternalError("cpu: oneDNN's blocked layout of " + ShapeToString(logical) + " by " + std::to_string(block) +
+                        " has " + std::to_string(md.get_size()) + " bytes, Ferry's " + std::to_string(want));
+  }
+  return md;
+}
+
+Shape BlockedShape(const Shape& logical, int64_t block) {
+  if (block == 0) {  // channels-last
+    Shape s{logical[0]};
+    s.insert(s.end(), logical.begin() + 2, logical.end());
+    s.push_back(logical[1]);
+    return s;
+  }
+  Shape s(logical);
+  s[1] = (logical[1] + block - 1) / block;
+  s.push_back(block);
+  return s;
+}
+
+Shape LogicalShape(const Shape& blocked, int64_t channels, int64_t block) {
+  Shape s{blocked[0], channels};
+  s.insert(s.end(), blocked.begin() + (block > 0 ? 2 : 1), blocked.end() - 1);
+  return s;
+}
+
+void CopyZeroingPadding(const float* from, float* to, const Shape& blocked, int64_t channels, int threads) {
+  const int64_t block = blocked.back(), blocks = blocked[1];
+  const int64_t chunk = ShapeElementCount(blocked) / std::max<int64_t>(1, blocked[0] * blocks);  // plane * block
+  const int64_t used = channels - (blocks - 1) * block;  // channels in the last block
+  ParallelFor(threads, blocked[0] * blocks, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(chunk, 1)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t q = begin; q < end; ++q) {
+                  std::memcpy(to + q * chunk, from + q * chunk, static_cast<size_t>(chunk) * sizeof(float));
+                  if (q % blocks != blocks - 1 || used >= block) continue;
+                  for (float* p = to + q * chunk; p < to + (q + 1) * chunk; p += block) {
+                    std::fill(p + used, p + block, 0.0f);
+                  }
+                }
+              });
+}
+
+namespace {
+
+struct ReorderEntry {
+  dnnl::reorder prim;
+  dnnl::memory::desc from, to, scratch;
+};
+
+// Plain [N, C, D...] <-> blocked [N, ceil(C/b), D..., b].
+class BlockedReorder : public OpKernel {
+ public:
+  BlockedReorder(const ir::Node& node, bool to_blocked)
+      : to_blocked_(to_blocked), block_(node.GetInt("block", 0)), channels_(node.GetInt("channels", -1)) {
+    const std::string reason = BlockReason(node.op_type(), block_);
+    if (!reason.empty()) throw UnsupportedError(node.Describe() + ": " + reason);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    if (x.dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
+    }
+    Shape logical;
+    if (to_blocked_) {
+      logical = x.shape();
+    } else {
+      const int64_t rank = x.rank() - (block_ > 0 ? 1 : 0);
+      const bool ok = rank >= kMinBlockedRank && rank <= kMaxBlockedRank && channels_ >= 0 &&
+                      (block_ > 0 ? x.shape().back() == block_ && x.dim(1) == (channels_ + block_ - 1) / block_
+                                  : x.shape().back() == channels_);
+      if (!ok) {
+        throw InvalidArgumentError(
+            what + ": input X has shape " + ShapeToString(x.shape()) + ", expected " + std::to_string(channels_) +
+            " channels " +
+            (block_ > 0 ? "blocked by " + std::to_string(block_) + " ([N, " +
+                              std::to_string((channels_ + block_ - 1) / block_) + ", spatial..., " +
+                              std::to_string(block_) + "]"
+                        : std::string("channels-last ([N, spatial..., C]")) +
+            ", 1 to 3 spatial dims)");
+      }
+      logical = LogicalShape(x.shape(), channels_, block_);
+    }
+    if (static_cast<int64_t>(logical.size()) < kMinBlockedRank ||
+        static_cast<int64_t>(logical.size()) > kMaxBlockedRank) {
+      throw UnsupportedError(what + ": X has shape " + ShapeToString(x.shape()) +
+                             "; the cpu kernel reorders tensors of rank 3 to 5 (1 to 3 spatial dims)");
+    }
+    const Shape y_shape = to_blocked_ ? BlockedShape(logical, block_) : logical;
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);  // the reorder writes padding too
+    if (y.size() == 0 || x.size() == 0) return;
+    std::vector<int64_t> key = ShapeKey({&x});
+    key.push_back(ctx.threads());
+    const auto e = cache_.Get(key, [&] {
+      ScopedOmpThreads scope(ctx.threads());
+      auto entry = std::make_shared<ReorderEntry>();
+      const dnnl::memory::desc plain = PlainDesc(logical, DataType::kFloat), blocked = BlockedDesc(logical, block_);
+      entry->from = to_blocked_ ? plain : blocked;
+      entry->to = to_blocked_ ? blocked : plain;
+      try {
+        const dnnl::reorder::primitive_desc pd(Engine(), entry->from, Engine(), entry->to, WithUserScratchpad());
+        entry->prim = dnnl::reorder(pd);
+        entry->scratch = pd.scratchpad_desc();
+      } catch (const dnnl::error& err) {
+        throw InternalError(what + ": oneDNN reorder: " + err.what());
+      }
+      return entry;
+    });
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, Wrap(x, e->from)}, {DNNL_ARG_TO, Wrap(y, e->to)}};
+    AddScratchpad(args, e->scratch);
+    Execute(e->prim, args, ctx.threads(), what);
+  }
+
+ private:
+  bool to_blocked_;
+  int64_t block_, channels_;
+  ShapeCache<ReorderEntry> cache_;
+};
+
+std::string ReorderPredicate(const ir::Node& node) { return BlockReason(node.op_type(), node.GetInt("block", 0)); }
+
+// The logical rank must have a oneDNN blocked tag (3 to 5).
+std::string ReorderShapePredicate(const ir::Node& node) {
+  const int64_t rank = KnownRank(node, 0);
+  if (rank < 0) return "";
+  const int64_t block = node.GetInt("block", 0);
+  const int64_t logical = node.op_type() == "ReorderToBlocked" || block == 0 ? rank : rank - 1;
+  if (logical < kMinBlockedRank || logical > kMaxBlockedRank) {
+    return node.op_type() + ": a tensor of logical rank " + std::to_string(logical) +
+           " is not implemented on cpu (rank 3 to 5: 1 to 3 spatial dims)";
+  }
+  return "";
+}
+
+std::unique_ptr<OpKernel> MakeToBlocked(const ir::Node& node) { return std::make_unique<BlockedReorder>(node, true); }
+std::unique_ptr<OpKernel> MakeFromBlocked(const ir::Node& node) {
+  return std::make_unique<BlockedReorder>(node, false);
+}
+
+}  // namespace
+
+void RegisterBlockedLayoutKernels(KernelRegistry& r) {
+  const std::string domain(schemas::kFerryDomain);
+  r.Add({.op = "ReorderToBlocked",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeToBlocked,
+         .predicate = ReorderPredicate,
+         .shape_predicate = ReorderShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_reorder_to_blocked__onednn.1",
+         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims"});
+  r.Add({.op = "ReorderFromBlocked",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeFromBlocked,
+         .predicate = ReorderPredicate,
+         .shape_predicate = ReorderShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_reorder_from_blocked__onednn.1",
+         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims"});
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,283 @@
+// ai.ferry BlockedPool (float32, block 8, 16 or 0: channels-last): MaxPool / AveragePool on oneDNN's pooling
+// primitive over the blocked tensors themselves (nC[d][h]w{b}c over [N, ceil(C/b) * b, spatial...]: the padding
+// channels are pooled like the others, so they stay finite when they come in finite; n[d][h]wc channels-last),
+// with the same geometry and output corrections as the plain MaxPool / AveragePool kernels (pool_common.h);
+// GlobalAveragePool / GlobalMaxPool as own loops over the interleaved planes of each block (b, or all C
+// channels-last), in ref's order (sums in double, four partial sums; max propagating NaN).
+// Refused: a window that holds no input element, which MaxPool makes -inf and AveragePool without
+// count_include_pad NaN — in the padding channels too, where a following BlockedConv's zero weights would turn it
+// into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else
+// its primitive descriptor reports as ref when the spatial dims are static).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/blocked_layout.h"
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/pool_common.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/conv_util.h"
+#include "kernels/registry.h"
+#include "schemas/schema.h"
+
+namespace ferry::cpu {
+namespace {
+
+constexpr int64_t kMaxSpatial = 3;  // oneDNN pooling: 1-D, 2-D and 3-D
+
+enum class Mode { kMax, kAverage, kGlobalAverage, kGlobalMax, kUnknown };
+
+Mode ParseMode(const std::string& m) {
+  if (m == "MaxPool") return Mode::kMax;
+  if (m == "AveragePool") return Mode::kAverage;
+  if (m == "GlobalAveragePool") return Mode::kGlobalAverage;
+  if (m == "GlobalMaxPool") return Mode::kGlobalMax;
+  return Mode::kUnknown;
+}
+
+struct BlockedPoolEntry {
+  PoolPrimitive p;
+  Shape y_shape;
+};
+
+// Global pools of `outer` blocks of `all_lanes` interleaved planes of `size` elements each, 16 lanes at a time.
+template <bool kMax>
+void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_lanes, float* y, int threads) {
+  constexpr int64_t kMaxLanes = 16;
+  const int64_t chunks = (all_lanes + kMaxLanes - 1) / kMaxLanes;
+  const int64_t min_tasks = std::max<int64_t>(1, 16384 / std::max<int64_t>(size * kMaxLanes, 1));
+  ParallelFor(threads, outer * chunks, min_tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t q = task / chunks, first = task % chunks * kMaxLanes;
+      const int64_t lanes = std::min(kMaxLanes, all_lanes - first);
+      const float* base = x + q * size * all_lanes + first;
+      float* out = y + q * all_lanes + first;
+      // Element i of lane l: base[i * all_lanes + l].
+      if constexpr (kMax) {
+        float m[kMaxLanes];
+        bool nan[kMaxLanes];
+        for (int64_t l = 0; l < lanes; ++l) {
+          m[l] = -std::numeric_limits<float>::infinity();
+          nan[l] = false;
+        }
+        for (int64_t i = 0; i < size; ++i) {
+          for (int64_t l = 0; l < lanes; ++l) {
+            const float e = base[i * all_lanes + l];
+            m[l] = e > m[l] ? e : m[l];
+            nan[l] = nan[l] || e != e;
+          }
+        }
+        for (int64_t l = 0; l < lanes; ++l) out[l] = nan[l] ? std::numeric_limits<float>::quiet_NaN() : m[l];
+      } else {
+        // ref's order per plane: four partial sums in double over i mod 4, the tail into the first.
+        double s[4][kMaxLanes] = {};
+        int64_t i = 0;
+        for (; i + 4 <= size; i += 4) {
+          for (int j = 0; j < 4; ++j) {
+            for (int64_t l = 0; l < lanes; ++l) s[j][l] += static_cast<double>(base[(i + j) * all_lanes + l]);
+          }
+        }
+        for (; i < size; ++i) {
+          for (int64_t l = 0; l < lanes; ++l) s[0][l] += static_cast<double>(base[i * all_lanes + l]);
+        }
+        for (int64_t l = 0; l < lanes; ++l) {
+          out[l] = static_cast<float>(((s[0][l] + s[1][l]) + (s[2][l] + s[3][l])) / static_cast<double>(size));
+        }
+      }
+    }
+  });
+}
+
+class BlockedPool : public OpKernel {
+ public:
+  explicit BlockedPool(const ir::Node& node)
+      : mode_(ParseMode(node.GetString("mode", ""))),
+        block_(node.GetInt("block", 0)),
+        attrs_(ref::WindowAttrs::FromNode(node)),
+        ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
+        count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
+    if (mode_ == Mode::kUnknown) {
+      throw InvalidModelError(node.Describe() + ": mode '" + node.GetString("mode", "") + "' is not a pool");
+    }
+    if (const std::string reason = BlockReason(node.op_type(), block_); !reason.empty()) {
+      throw UnsupportedError(node.Describe() + ": " + reason);
+    }
+    if ((mode_ == Mode::kMax || mode_ == Mode::kAverage) && attrs_.kernel_shape.empty()) {
+      throw InvalidModelError(node.Describe() + ": required attribute kernel_shape is missing");
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const std::string what = ctx.Describe();
+    if (x.dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
+    }
+    if (x.rank() < (block_ > 0 ? 4 : 3) || (block_ > 0 && x.shape().back() != block_)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a tensor " +
+                                 (block_ > 0 ? "blocked by " + std::to_string(block_) +
+                                                   " ([N, C/block, spatial..., block])"
+                                             : std::string("channels-last ([N, spatial..., C])")));
+    }
+    // `outer` groups of `lanes` interleaved planes: [N * Cb] x b blocked, [N] x C channels-last.
+    const int64_t lanes = x.shape().back();
+    const int64_t outer = block_ > 0 ? x.dim(0) * x.dim(1) : x.dim(0);
+    if (mode_ == Mode::kGlobalAverage || mode_ == Mode::kGlobalMax) {
+      Shape y_shape(x.shape().size(), 1);
+      y_shape[0] = x.dim(0);
+      if (block_ > 0) y_shape[1] = x.dim(1);
+      y_shape.back() = lanes;
+      Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);
+      if (y.size() == 0) return;
+      const int64_t size = x.size() / y.size();
+      if (mode_ == Mode::kGlobalMax) {
+        GlobalPoolBlocks<true>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads());
+      } else {
+        GlobalPoolBlocks<false>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads());
+      }
+      return;
+    }
+    if (x.rank() - BlockedRank(2, block_) > kMaxSpatial) {
+      throw UnsupportedError(what + ": the cpu kernel pools at most 3 spatial dims, got X " +
+                             ShapeToString(x.shape()));
+    }
+    std::vector<int64_t> key = ShapeKey({&x});
+    key.push_back(ctx.threads());
+    const auto e = cache_.Get(key, [&] {
+      ScopedOmpThreads scope(ctx.threads());
+      return Build(x.shape(), what);
+    });
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e->y_shape);
+    if (y.size() == 0) return;
+    const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
+    RunPoolPrimitive(e->p, kind, count_include_pad_, x.data<float>(), y.data<float>(), outer, lanes, ctx.threads(),
+                     what);
+  }
+
+ private:
+  std::shared_ptr<BlockedPoolEntry> Build(const Shape& xs, const std::string& what) const {
+    auto e = std::make_shared<BlockedPoolEntry>();
+    const size_t first = block_ > 0 ? 2 : 1;  // the first spatial dim
+    const std::span<const int64_t> in_spatial(xs.data() + first, xs.size() - first - 1);
+    e->p.g = ref::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    // The padding channels are pooled like the others: oneDNN sees ceil(C/b) * b channels, no padded dims.
+    const int64_t channels = block_ > 0 ? xs[1] * block_ : xs.back();
+    Shape x_logical = LogicalShape(xs, channels, block_);
+    Shape y_logical{xs[0], channels};
+    y_logical.insert(y_logical.end(), e->p.g.out.begin(), e->p.g.out.end());
+    e->y_shape = BlockedShape(y_logical, block_);
+    const bool empty = ShapeElementCount(e->y_shape) == 0 || ShapeElementCount(xs) == 0;
+    if (!empty) {
+      e->p.x_md = BlockedDesc(x_logical, block_);
+      e->p.y_md = BlockedDesc(y_logical, block_);
+    }
+    const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
+    BuildPoolPrimitive(kind, count_include_pad_, empty, &e->p, what);
+    return e;
+  }
+
+  Mode mode_;
+  int64_t block_;
+  ref::WindowAttrs attrs_;
+  bool ceil_mode_, count_include_pad_;
+  ShapeCache<BlockedPoolEntry> cache_;
+};
+
+std::string BlockedPoolPredicate(const ir::Node& node) {
+  if (std::string reason = BlockReason(node.op_type(), node.GetInt("block", 0)); !reason.empty()) return reason;
+  const std::string mode = node.GetString("mode", "");
+  const Mode m = ParseMode(mode);
+  if (m == Mode::kUnknown) return "BlockedPool: mode '" + mode + "' is not implemented on cpu";
+  if (m == Mode::kMax || m == Mode::kAverage) {
+    const size_t rank = node.GetInts("kernel_shape").size();
+    if (rank > static_cast<size_t>(kMaxSpatial)) {
+      return "BlockedPool: " + mode + " over " + std::to_string(rank) +
+             " spatial dims is not implemented on cpu (at most 3)";
+    }
+    const std::vector<int64_t> dilations = node.GetInts("dilations");
+    if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; })) {
+      return "BlockedPool: " + mode + " with dilations would run on oneDNN's slow reference pooling; not blocked "
+             "on cpu";
+    }
+  }
+  return "";
+}
+
+// With X's spatial dims static: no window may be empty where the result would not be finite (see the top of the
+// file), and oneDNN must pool it with a jit kernel.
+std::string BlockedPoolShapePredicate(const ir::Node& node) {
+  const Mode m = ParseMode(node.GetString("mode", ""));
+  const bool count_include_pad = node.GetInt("count_include_pad", 0) != 0;
+  const int64_t block = node.GetInt("block", 0);
+  if ((m != Mode::kMax && m != Mode::kAverage) || !BlockReason(node.op_type(), block).empty()) return "";
+  // The spatial dims decide (N and the blocks need not be static).
+  const ir::Value* xv = node.input(0);
+  const size_t first = block > 0 ? 2 : 1;  // the first spatial dim
+  if (!xv || !xv->type().is_tensor() || !xv->type().shape || xv->type().shape->size() < first + 2) return "";
+  Shape spatial;
+  for (size_t d = first; d + 1 < xv->type().shape->size(); ++d) {
+    const ir::Dim& dim = (*xv->type().shape)[d];
+    if (!dim.is_static()) return "";
+    spatial.push_back(dim.value);
+  }
+  try {
+    const ref::WindowAttrs attrs = ref::WindowAttrs::FromNode(node);
+    const std::span<const int64_t> in_spatial(spatial);
+    const ref::WindowGeometry g = ref::ResolveWindow(attrs, in_spatial, attrs.kernel_shape,
+                                                     node.GetInt("ceil_mode", 0) != 0, node.Describe());
+    const bool empty_is_finite = m == Mode::kAverage && count_include_pad;
+    for (size_t d = 0; d < g.rank() && !empty_is_finite; ++d) {
+      for (int64_t o = 0; o < g.out[d]; ++o) {
+        bool any = false;
+        for (int64_t t = 0; t < g.kernel[d] && !any; ++t) {
+          const int64_t i = o * g.strides[d] - g.pad_begin[d] + t * g.dilations[d];
+          any = i >= 0 && i < g.in[d];
+        }
+        if (!any) {
+          return "BlockedPool: " + node.GetString("mode", "") + " with a window that holds no input element (" +
+                 (m == Mode::kMax ? "-inf" : "NaN") + " in the padding channels too) is not implemented on cpu";
+        }
+      }
+    }
+    if (g.rank() > static_cast<size_t>(kMaxSpatial) || g.in_size() == 0 || g.out_size() == 0) return "";
+    const int64_t lanes = block > 0 ? block : 16;  // channels-last: any channel count shows oneDNN's choice
+    Shape x_logical{1, lanes}, y_logical{1, lanes};
+    x_logical.insert(x_logical.end(), g.in.begin(), g.in.end());
+    y_logical.insert(y_logical.end(), g.out.begin(), g.out.end());
+    const std::string impl =
+        PoolImplementation(m == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage, count_include_pad, g,
+                           BlockedDesc(x_logical, block), BlockedDesc(y_logical, block));
+    if (impl.find("ref") != std::string::npos) {
+      return "BlockedPool: oneDNN would pool this on its slow reference implementation (" + impl +
+             "); not blocked on cpu";
+    }
+  } catch (const InvalidArgumentError&) {
+    return "";  // left for Compute to report
+  } catch (const dnnl::error& e) {
+    return std::string("BlockedPool: oneDNN cannot pool this on cpu: ") + e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+void RegisterBlockedPoolKernels(KernelRegistry& r) {
+  r.Add({.op = "BlockedPool",
+         .domain = std::string(schemas::kFerryDomain),
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeKernel<BlockedPool>,
+         .predicate = BlockedPoolPredicate,
+         .shape_predicate = BlockedPoolShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_blocked_pool__onednn.1",
+         .constraints = "float32; block 8, 16 or 0 (channels-last); MaxPool/AveragePool: 1-3 spatial dims, no "
+                        "dilations, no window without an input element (MaxPool; AveragePool without "
+                        "count_include_pad)"});
+}
+
+}  // namespace ferry::cpu

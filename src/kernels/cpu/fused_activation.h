@@ -1,0 +1,42 @@
+// The activation an ai.ferry FusedConv / BlockedConv applies to its result (`activation`, `activation_params`;
+// see src/schemas/schemas_ferry.cc), as oneDNN eltwise post-ops, plus a scalar form for the outputs no primitive
+// computes (a convolution over no input channels: y = act(bias + z)).
+//
+// oneDNN 2.6 mapping (checked against its jit eltwise injector on this host):
+//   Relu        eltwise_relu (alpha 0)           LeakyRelu [a]      eltwise_relu (alpha a)
+//   Clip [lo,hi] eltwise_clip_v2 (lo, hi)        Sigmoid            eltwise_logistic
+//   Tanh        eltwise_tanh                     HardSwish          eltwise_hardswish (x * min(max(x+3,0),6)/6)
+//   HardSigmoid [a,b]  eltwise_linear (a, b) then eltwise_clip_v2 (0, 1): oneDNN 2.6 has no hardsigmoid
+//   Silu        eltwise_swish (alpha 1): x * sigmoid(x)
+// clip and clip_v2 agree in the forward direction (they differ only in the gradient at x == lo); both compute
+// min(max(x, lo), hi) as ONNX Clip does, but oneDNN refuses lo > hi (ONNX: every element becomes hi), so that
+// case is refused. One difference is not refused: on a NaN, oneDNN's Relu, Clip and HardSigmoid (vmaxps with the
+// bound second) return 0 / lo / 0, where ONNX (and ref) propagate the NaN. A conv output is NaN only when X or W
+// hold NaN or inf, or the sum overflows; the other activations propagate NaN like ref.
+#pragma once
+
+#include <dnnl.hpp>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace ferry::cpu {
+
+struct FusedActivation {
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu };
+  Kind kind = Kind::kNone;
+  float alpha = 0, beta = 0;  // LeakyRelu: alpha; Clip: lo, hi; HardSigmoid: alpha, beta
+
+  // Reads `activation` and `activation_params` of `node` into `out` (no params: the defaults, as ref: LeakyRelu
+  // 0.01, Clip -inf..inf, HardSigmoid 0.2, 0.5); returns "" or why the cpu kernels cannot run them (unknown
+  // activation, wrong parameter count, Clip with min > max or a NaN bound), naming the op.
+  static std::string Parse(const ir::Node& node, FusedActivation* out);
+
+  // Appends the activation's eltwise post-op(s) to `ops` (nothing for kNone).
+  void AppendTo(dnnl::post_ops& ops) const;
+
+  // The activation of one value, with ref's formulas (NaN propagates).
+  float Apply(float x) const;
+};
+
+}  // namespace ferry::cpu
