@@ -13,6 +13,7 @@
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "tools/npy.h"
+#include "tools/profile.h"
 #include "tools/run_inputs.h"
 
 namespace ferry::cli {
@@ -35,6 +36,7 @@ struct RunArgs {
   bool verbose = false;
   int level = 3;
   std::vector<std::string> disabled_passes;
+  bool profile = false;
 };
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -106,12 +108,18 @@ int Run(const RunArgs& a) {
   std::vector<double> times_ms;
   std::vector<NamedValue> outputs;
   RunStats stats;
-  for (int r = 0; r < std::max(1, a.repeat); ++r) {
+  std::vector<RunStats> profiled;  // every run but the first (warm-up) when there are several
+  const int repeat = std::max(1, a.repeat);
+  for (int r = 0; r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     stats = RunStats();
+    stats.profile = a.profile;
     outputs = session->RunValues(inputs, &stats);
     times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (a.profile && (r > 0 || repeat == 1)) profiled.push_back(stats);
   }
+  tools::Profile profile;
+  if (a.profile) profile = tools::SummarizeProfile(profiled);
   if (!a.output_dir.empty()) {
     std::filesystem::create_directories(a.output_dir);
     for (const auto& [name, v] : outputs) {
@@ -157,6 +165,17 @@ int Run(const RunArgs& a) {
   j["latencies_ms"] = times_ms;
   j["peak_rss_kb"] = PeakRssKb();
   j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
+  if (a.profile) {
+    auto rows = [](const std::vector<tools::ProfileRow>& v) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& r : v) {
+        out.push_back({{"name", r.name}, {"op", r.op}, {"count", r.count}, {"ms", r.ms}, {"percent", r.percent}});
+      }
+      return out;
+    };
+    j["profile"] = {{"runs", profile.runs}, {"total_ms", profile.total_ms}, {"by_op", rows(profile.by_op)},
+                    {"nodes", rows(profile.nodes)}};
+  }
   if (a.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -196,6 +215,7 @@ int Run(const RunArgs& a) {
     std::cout << "runs " << times_ms.size() << ": median " << Percentile(times_ms, 0.5) << " ms, p90 "
               << Percentile(times_ms, 0.9) << " ms (first " << times_ms.front() << " ms)\n";
   }
+  if (a.profile) std::cout << tools::FormatProfile(profile);
   if (!a.output_dir.empty()) std::cout << "outputs written to " << a.output_dir << "\n";
   return 0;
 }
@@ -220,6 +240,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("-O,--level", args->level, "graph optimization level 0-3 (default 3; docs/optimizer.md)")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
+  cmd->add_flag("--profile", args->profile,
+                "time every node; print the median per op and the slowest nodes (the first of several runs is a "
+                "warm-up and not counted)");
   cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   AddPlacementFlags(*cmd, args->placement);
   cmd->add_flag("--report", args->report,

@@ -54,10 +54,22 @@ struct IoInfo {
 
 using NamedValue = std::pair<std::string, Value>;
 
+// Wall time of one node (or copy step) in one run.
+struct NodeTime {
+  std::string node;  // node name; "copy 'VALUE' to DEVICE" for a copy step
+  std::string op;    // "Conv", "ai.ferry::BlockedConv", "copy"
+  std::string graph; // "main" or the subgraph's name
+  double ms = 0;
+};
+
 // What one run did besides computing.
 struct RunStats {
   int64_t copies = 0;        // copies between devices (subgraph runs included)
   int64_t bytes_copied = 0;
+  // Set before the run to time every step: node_times then lists them in run order (subgraph steps each time
+  // they run). Costs two clock reads per step.
+  bool profile = false;
+  std::vector<NodeTime> node_times;
 };
 
 class Session {

@@ -55,6 +55,8 @@ class Tensor {
   const std::string* strings() const { return static_cast<const std::string*>(data_); }
 
   Tensor Clone() const;
+  // True when this tensor is the only holder of its buffer (no copy, view or Reshaped alias shares it).
+  bool buffer_unique() const { return owner_ && owner_.use_count() == 1; }
   // Same buffer, new shape with the same element count (throws otherwise).
   Tensor Reshaped(Shape shape) const;
 

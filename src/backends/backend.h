@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,10 +26,10 @@ class Backend {
   virtual const KernelRegistry& kernels() const = 0;
   // True for backends a custom-op plugin added (see backends/plugin/plugin_loader.h).
   virtual bool is_plugin() const { return false; }
-  // The channel block (8, 16) of the blocked activation layout this backend's convolutions run fastest in on
-  // `target` (ai.ferry's BlockedConv and friends, schemas_ferry.cc), or 0 when it has no such preference. The
-  // blocked_layout pass rewrites only for a backend that asks for it.
-  virtual int channel_block(const Target& target) const;
+  // The blocked activation layout this backend's convolutions run fastest in on `target` (ai.ferry's BlockedConv
+  // and friends, schemas_ferry.cc): a channel block (8, 16), 0 for channels-last, or nullopt for no preference.
+  // The blocked_layout pass rewrites only for a backend that asks for a layout.
+  virtual std::optional<int> activation_block(const Target& target) const;
 
   // Moving values between host memory and this backend's device. Only called on backends whose device() is
   // not kHostDevice; the defaults throw InternalError.

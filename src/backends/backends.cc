@@ -46,7 +46,7 @@ std::vector<std::string> BackendNames() {
   return names;
 }
 
-int Backend::channel_block(const Target&) const { return 0; }
+std::optional<int> Backend::activation_block(const Target&) const { return std::nullopt; }
 
 Value Backend::CopyToDevice(const Value&) const {
   throw InternalError("backend '" + name() + "' (device " + device() + ") cannot copy values to its device");

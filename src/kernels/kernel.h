@@ -31,9 +31,16 @@ using SubgraphRunner = std::function<std::vector<Value>(const ir::Graph& body, s
 
 class KernelContext {
  public:
+  // `reusable`: per input, whether the executor lets a kernel take over that input's buffer (ReuseInput); empty
+  // means none.
   KernelContext(const ir::Node& node, std::span<const Value* const> inputs, std::span<Value> outputs, int threads,
-                SubgraphRunner subgraphs)
-      : node_(node), inputs_(inputs), outputs_(outputs), threads_(threads), subgraphs_(std::move(subgraphs)) {}
+                SubgraphRunner subgraphs, std::span<const char> reusable = {})
+      : node_(node),
+        inputs_(inputs),
+        outputs_(outputs),
+        threads_(threads),
+        subgraphs_(std::move(subgraphs)),
+        reusable_(reusable) {}
 
   const ir::Node& node() const { return node_; }
   int input_count() const { return static_cast<int>(inputs_.size()); }
@@ -56,6 +63,10 @@ class KernelContext {
   Tensor& OutputUninitialized(int i, DataType dtype, Shape shape);
   // Sets output i to a value (may share another tensor's buffer, e.g. Reshape/Identity).
   void SetOutput(int i, Value v);
+  // Output i as input k's buffer, holding input k's data, when this is the last use of input k's value, nothing
+  // else shares its buffer, and it has `dtype` and as many elements as `shape`: then a kernel may compute in
+  // place (a residual sum accumulated onto its addend). nullptr otherwise (allocate as usual).
+  Tensor* ReuseInput(int k, int i, DataType dtype, const Shape& shape);
 
   int threads() const { return threads_; }
   std::vector<Value> RunSubgraph(const ir::Graph& body, std::vector<Value> inputs) const {
@@ -71,6 +82,7 @@ class KernelContext {
   std::span<Value> outputs_;
   int threads_;
   SubgraphRunner subgraphs_;
+  std::span<const char> reusable_;
 };
 
 }  // namespace ferry

@@ -40,6 +40,19 @@ Tensor& KernelContext::OutputUninitialized(int i, DataType dtype, Shape shape) {
   return slot.tensor();
 }
 
+Tensor* KernelContext::ReuseInput(int k, int i, DataType dtype, const Shape& shape) {
+  if (k < 0 || static_cast<size_t>(k) >= reusable_.size() || !reusable_[static_cast<size_t>(k)] || i >= output_count()) {
+    return nullptr;
+  }
+  const Value* in = input_value(k);
+  if (!in || !in->is_tensor()) return nullptr;
+  const Tensor& t = in->tensor();
+  if (t.dtype() != dtype || t.size() != ShapeElementCount(shape) || !t.buffer_unique()) return nullptr;
+  auto& slot = outputs_[static_cast<size_t>(i)];
+  slot = Value(t.Reshaped(shape));
+  return &slot.tensor();
+}
+
 void KernelContext::SetOutput(int i, Value v) {
   if (i >= output_count()) {
     throw InternalError(Describe() + ": kernel set output " + std::to_string(i) + " which is not requested");

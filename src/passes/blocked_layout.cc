@@ -1,16 +1,17 @@
 // BlockedLayout (level 3): runs chains of convolutions, pools and elementwise ops in a backend's blocked channel
 // layout (ai.ferry ops, schemas_ferry.cc) with reorders only where the chain meets a plain reader.
 //
-// For a backend that asks for it (Backend::channel_block), in topological order:
-//   Conv / FusedConv (2-D, float, static shapes)  => BlockedConv (X plain when it has fewer channels than a block
-//                                                     and is not blocked already; else blocked)
+// For a backend that asks for a layout (Backend::activation_block: a channel block, or 0 for channels-last), in
+// topological order:
+//   Conv / FusedConv (2-D, float, constant weights, static channel count) => BlockedConv (X plain when it has
+//                                                     fewer channels than a block b > 0 and is not blocked already)
 //   MaxPool / AveragePool / Global{Average,Max}Pool on a blocked input => BlockedPool
 //   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish on a blocked input => the same op on the
 //     blocked tensor
 //   Add, Sub, Mul with both inputs blocked and of the output's channel count => the same op on the blocked
 //     tensors (numpy broadcasting over [N, C/b, H, W, b] is the broadcasting over [N, C, H, W])
 // Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
-// the same values); the padding channels of a block hold finite values no reader uses: the listed elementwise ops
+// the same values); the padding channels of a block b > 0 hold finite values no reader uses: the listed elementwise ops
 // map 0 (what convolutions and reorders write there) to finite values, and Div, which would not, is not listed.
 // A plain value the chain produces gets a ReorderFromBlocked where a plain reader or a graph output needs it; a
 // plain value a chain reads gets one ReorderToBlocked. Each rewrite happens only when the new node runs on the
@@ -56,10 +57,16 @@ std::optional<std::vector<ir::Dim>> BlockableDims(const ir::Value* v) {
   return d;
 }
 
-// [N, C, D...] -> [N, ceil(C/b), D..., b]
+// [N, C, D...] -> [N, ceil(C/b), D..., b]; block 0 (channels-last): [N, D..., C].
 ir::TypeInfo BlockedType(std::vector<ir::Dim> d, int64_t block) {
-  d[1] = ir::Dim::Static(Blocks(d[1].value, block));
-  d.push_back(ir::Dim::Static(block));
+  const ir::Dim c = d[1];
+  if (block > 0) {
+    d[1] = ir::Dim::Static(Blocks(c.value, block));
+    d.push_back(ir::Dim::Static(block));
+  } else {
+    d.erase(d.begin() + 1);
+    d.push_back(c);
+  }
   return ir::TypeInfo::Tensor(DataType::kFloat, std::move(d));
 }
 
@@ -98,10 +105,10 @@ class Rewriter {
   }
 
  private:
-  // The block size the backend running `n` wants, 0 for none.
-  int Block(const ir::Node& n) const {
+  // The layout the backend running `n` wants (a block, 0 for channels-last), nullopt for none.
+  std::optional<int> Block(const ir::Node& n) const {
     const Backend* home = ctx_.BackendFor(n);
-    return home ? home->channel_block(ctx_.target) : 0;
+    return home ? home->activation_block(ctx_.target) : std::nullopt;
   }
 
   // The blocked twin of a plain rank-4 value: the rewritten producer's output, or a new ReorderToBlocked.
@@ -161,11 +168,13 @@ class Rewriter {
   }
 
   void Conv(ir::Node* n) {
-    const int block = Block(*n);
+    const auto layout = Block(*n);
     const auto xdims = BlockableDims(n->input(0));
     const Tensor* w = ConstantOf(g_, n->input(1));  // weights packed once: constant only
-    if (block == 0 || !xdims || !w || w->rank() != 4) return;
-    const bool plain_input = !IsBlocked(n->input(0)) && (*xdims)[1].value < block;
+    if (!layout || !xdims || !w || w->rank() != 4) return;
+    const int block = *layout;
+    // A plain input with fewer channels than a block (an RGB stem) is read as it is rather than padded.
+    const bool plain_input = !IsBlocked(n->input(0)) && block > 0 && (*xdims)[1].value < block;
     ir::Value* x = plain_input ? n->input(0) : Twin(n->input(0), block);
     ir::Value* z = n->input(3);
     ir::Value* zb = z ? Twin(z, block) : nullptr;
@@ -205,8 +214,9 @@ class Rewriter {
   void Pool(ir::Node* n) {
     ir::Value* x = n->input(0);
     if (!IsBlocked(x) || !WindowAlwaysReadsInput(*n)) return;
-    const int block = Block(*n);
-    if (block == 0 || block_.at(x) != block) return;
+    const auto layout = Block(*n);
+    if (!layout || block_.at(x) != *layout) return;
+    const int block = *layout;
     std::vector<ir::Attribute> attrs = n->attributes();
     attrs.push_back(StringAttr("mode", n->op_type()));
     attrs.push_back(IntAttr("block", block));
@@ -217,17 +227,17 @@ class Rewriter {
     const auto ydims = BlockableDims(n->output(0));
     if (!ydims) return;
     std::vector<ir::Value*> inputs(n->inputs().begin(), n->inputs().end());
-    int block = 0;
+    int block = -1;
     for (size_t i = 0; i < arity; ++i) {
       ir::Value* v = n->input(i);
       const auto d = BlockableDims(v);
       // Same channel count as the output: broadcasting along the channel dim does not survive blocking.
       if (!IsBlocked(v) || !d || (*d)[1].value != (*ydims)[1].value) return;
-      if (block != 0 && block_.at(v) != block) return;
+      if (block != -1 && block_.at(v) != block) return;
       block = static_cast<int>(block_.at(v));
       inputs[i] = twins_.at(v);
     }
-    if (Block(*n) != block) return;
+    if (Block(*n) != std::optional<int>(block)) return;
     Replace(n, "", n->op_type(), std::move(inputs), n->attributes(), block);
   }
 

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <unordered_set>
 
@@ -15,6 +16,9 @@ struct Executor::CompiledGraph {
     const OpKernel* kernel = nullptr;
     std::vector<int> in, out;  // slot per input/output; -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
+    // Per input: its value dies at this step and came from a node of this graph (not a graph input, initializer
+    // or outer-scope value), so a kernel may write an output into its buffer (KernelContext::ReuseInput).
+    std::vector<char> reusable;
   };
   const ir::Graph* graph = nullptr;
   std::unordered_map<const ir::Value*, int> slot_of;
@@ -52,6 +56,10 @@ void CollectReads(const ir::Node& node, std::vector<const ir::Value*>& out) {
     for (const auto& n : sub->nodes()) CollectReads(*n, out);
     for (const ir::Value* v : sub->outputs()) out.push_back(v);
   }
+}
+
+double ElapsedMs(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
 
 int64_t ValueBytes(const Value& v) {
@@ -173,6 +181,18 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
   for (const auto& [s, step_index] : last_use) {
     if (!keep.count(s)) cg->steps[step_index].release.push_back(s);
   }
+  std::unordered_set<int> external(cg->input_slots.begin(), cg->input_slots.end());
+  for (const auto& [s, t] : cg->constants) external.insert(s);
+  for (const auto& [s, v] : cg->device_constants) external.insert(s);
+  for (const auto& [s, v] : cg->captures) external.insert(s);
+  for (auto& step : cg->steps) {
+    step.reusable.assign(step.in.size(), 0);
+    for (size_t k = 0; k < step.in.size(); ++k) {
+      const int s = step.in[k];
+      if (s < 0 || external.count(s) || std::count(step.in.begin(), step.in.end(), s) != 1) continue;
+      step.reusable[k] = std::find(step.release.begin(), step.release.end(), s) != step.release.end();
+    }
+  }
   compiled_[&g] = std::move(cg);
 }
 
@@ -210,7 +230,9 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
 
   std::vector<const Value*> ins;
   std::vector<Value> outs;
+  const bool profile = stats && stats->profile;
   for (const auto& step : cg.steps) {
+    const auto started = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (step.copy) {
       const Value& src = frame.slots[static_cast<size_t>(step.in[0])];
       try {
@@ -226,6 +248,9 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
         ++stats->copies;
         stats->bytes_copied += ValueBytes(src);
       }
+      if (profile) {
+        stats->node_times.push_back({CopyDescription(*step.copy), "copy", cg.graph->name(), ElapsedMs(started)});
+      }
       for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
       continue;
     }
@@ -234,7 +259,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
       if (step.in[k] >= 0) ins[k] = &frame.slots[static_cast<size_t>(step.in[k])];
     }
     outs.assign(step.out.size(), Value());
-    KernelContext ctx(*step.node, ins, outs, threads_, runner);
+    KernelContext ctx(*step.node, ins, outs, threads_, runner, step.reusable);
     try {
       step.kernel->Compute(ctx);
     } catch (const Error&) {
@@ -246,6 +271,12 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     }
     for (size_t k = 0; k < step.out.size(); ++k) {
       if (step.out[k] >= 0) frame.slots[static_cast<size_t>(step.out[k])] = std::move(outs[k]);
+    }
+    if (profile) {
+      const ir::Node& n = *step.node;
+      stats->node_times.push_back(
+          {n.name(), n.domain().empty() ? n.op_type() : n.domain() + "::" + n.op_type(), cg.graph->name(),
+           ElapsedMs(started)});
     }
     for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
   }

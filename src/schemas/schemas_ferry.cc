@@ -2,8 +2,10 @@
 // backend can run it faster. Every one is exact ONNX semantics composed: the ref backend implements each by the
 // definition below, so a graph the optimizer produced can always run, and be checked, on ref.
 //
-// Blocked channel layout (block b, 8 or 16): a tensor of logical shape [N, C, D1..Dk] stored as
-// [N, ceil(C/b), D1..Dk, b]; element (n, c, d...) lives at [n, c / b, d..., c % b]. The channels past C that
+// Blocked channel layout (attribute `block`): for a block b >= 1 (8, 16), a tensor of logical shape [N, C, D1..Dk]
+// is stored as [N, ceil(C/b), D1..Dk, b], element (n, c, d...) at [n, c / b, d..., c % b]; for b = 0 it is stored
+// channels-last, [N, D1..Dk, C], element (n, c, d...) at [n, d..., c] (NHWC: one block holding every channel,
+// without the unit dim). The channels past C that
 // fill the last block are padding: they hold finite values of no meaning (ReorderToBlocked writes zeros; a
 // BlockedConv's activation, a pool or an elementwise op may leave other finite values), and every reader ignores
 // them (a BlockedConv multiplies them by zero weights, ReorderFromBlocked drops them).
@@ -15,7 +17,7 @@
 // BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
 // BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked
 //                                      X and Y, with that op's attributes; `block`.
-// ReorderToBlocked(X) -> Y             plain [N, C, D...] -> blocked; `block`.
+// ReorderToBlocked(X) -> Y             plain [N, C, D...] -> blocked; `block` (0: channels-last).
 // ReorderFromBlocked(X) -> Y           blocked -> plain; `block`, `channels` (C).
 #include "schemas/schema_builder.h"
 

@@ -41,7 +41,12 @@ expect run_pin_no_match 1 "--pin Nope=ref: the model has no node named 'Nope'" -
 expect run_pin_bad_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
 expect run_pin_malformed 1 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
 expect run_no_fallback_ok 0 'logits' -- "$FERRY" run "$M" --random --no-fallback
-expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$M" --random --backends ref --report
+expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$M" --random --backends ref --report -O 0
+expect run_ref_only_fused 0 'ai.ferry::FusedConv' -- "$FERRY" run "$M" --random --backends ref --report -v
+expect run_level_bad 2 'level' -- "$FERRY" run "$M" --random -O 4
+expect run_disable_pass_unknown 1 "unknown pass 'nope'" -- "$FERRY" run "$M" --random --disable-pass nope
+expect run_profile 0 'profile: median of 2 runs' -- "$FERRY" run "$M" --random --repeat 3 --profile
+expect run_profile_json 0 '"by_op"' -- "$FERRY" run "$M" --random --profile --json
 expect run_random_is_seeded 0 '^same$' -- bash -c "a=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); b=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); [ \"\$a\" = \"\$b\" ] && echo same"
 expect run_pb_input 0 'y: float32 \[3,4,5\]' -- \
   "$FERRY" run "$ROOT/../shared/onnx-tests/node/test_abs/model.onnx" \

@@ -4,10 +4,10 @@ namespace ferry {
 
 CpuBackend::CpuBackend() : registry_("cpu") { cpu::RegisterCpuKernels(registry_); }
 
-int CpuBackend::channel_block(const Target& target) const {
-  if (target.isa.contains(IsaSet{Isa::kAvx512f})) return 16;
+std::optional<int> CpuBackend::activation_block(const Target& target) const {
+  if (target.isa.contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl})) return 0;
   if (target.isa.contains(IsaSet{Isa::kAvx2, Isa::kFma})) return 8;
-  return 0;
+  return std::nullopt;
 }
 
 }  // namespace ferry

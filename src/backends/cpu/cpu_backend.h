@@ -17,8 +17,9 @@ class CpuBackend : public Backend {
   const std::string& name() const override { return name_; }
   std::string device() const override { return std::string(kHostDevice); }
   const KernelRegistry& kernels() const override { return registry_; }
-  // oneDNN's convolutions are fastest in nChw16c on AVX-512 and nChw8c on AVX2 (its own choice for `any`).
-  int channel_block(const Target& target) const override;
+  // Channels-last (NHWC) on AVX-512: oneDNN 2.6's brgemm convolutions, 1.5-6x faster there than its nChw16c ones
+  // on MobileNet / ResNet layers (docs/performance.md); nChw8c on AVX2, where its jit convolutions want that.
+  std::optional<int> activation_block(const Target& target) const override;
 
  private:
   std::string name_ = "cpu";

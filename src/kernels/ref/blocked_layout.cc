@@ -15,9 +15,20 @@ namespace ferry::ref {
 
 Shape BlockedShape(std::span<const int64_t> plain, int64_t block) {
   Shape s(plain.begin(), plain.end());
-  s[1] = BlockCount(plain[1], block);
-  s.push_back(block);
+  if (block > 0) {
+    s[1] = BlockCount(plain[1], block);
+    s.push_back(block);
+  } else {
+    s.erase(s.begin() + 1);
+    s.push_back(plain[1]);
+  }
   return s;
+}
+
+std::span<const int64_t> BlockedSpatial(std::span<const int64_t> blocked, int64_t block) {
+  const size_t skip = block > 0 ? 3 : 2;
+  if (blocked.size() < skip) return {};
+  return blocked.subspan(block > 0 ? 2 : 1, blocked.size() - skip);
 }
 
 void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_t block, const std::string& what,
@@ -26,15 +37,17 @@ void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_
   if (t.shape() != want) {
     throw InvalidArgumentError(what + ": input " + name + " has shape " + ShapeToString(t.shape()) + ", expected " +
                                ShapeToString(want) + " (" + ShapeToString(Shape(logical.begin(), logical.end())) +
-                               " blocked by " + std::to_string(block) + ")");
+                               (block > 0 ? " blocked by " + std::to_string(block) : std::string(" channels-last")) + ")");
   }
 }
 
 namespace {
 
 int64_t ReadBlock(const ir::Node& node) {
-  const int64_t b = node.GetInt("block", 0);
-  if (b < 1) throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(b) + " must be >= 1");
+  const int64_t b = node.GetInt("block", -1);
+  if (b < 0) {
+    throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(b) + " must be >= 0 (0: channels-last)");
+  }
   return b;
 }
 
@@ -87,18 +100,13 @@ class ReorderFromBlocked : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const std::string what = ctx.Describe();
     CheckFloat(x, what, "X");
-    if (x.rank() < 3) {
-      throw InvalidArgumentError(what + ": input X must be blocked [N, C/b, ..., b] (rank >= 3), got shape " +
-                                 ShapeToString(x.shape()));
+    if (x.rank() < (block_ > 0 ? 3 : 2)) {
+      throw InvalidArgumentError(what + ": input X must be a blocked tensor, got shape " + ShapeToString(x.shape()));
     }
-    if (x.dim(1) != BlockCount(channels_, block_) || x.dim(x.rank() - 1) != block_) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected dim 1 = " +
-                                 std::to_string(BlockCount(channels_, block_)) + " blocks and last dim = " +
-                                 std::to_string(block_) + " (" + std::to_string(channels_) + " channels blocked by " +
-                                 std::to_string(block_) + ")");
-    }
-    Shape y_shape(x.shape().begin(), x.shape().end() - 1);
-    y_shape[1] = channels_;
+    Shape y_shape{x.dim(0), channels_};
+    const auto spatial = BlockedSpatial(x.shape(), block_);
+    y_shape.insert(y_shape.end(), spatial.begin(), spatial.end());
+    CheckBlockedShape(x, y_shape, block_, what, "X");
     Tensor& y = ctx.Output(0, DataType::kFloat, y_shape);
     if (y.size() == 0) return;
     UnblockChannels(x.data<float>(), x.dim(0), channels_, DimProduct(y_shape, 2, y_shape.size()), block_,
@@ -141,20 +149,21 @@ class BlockedPool : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const std::string what = ctx.Describe();
     CheckFloat(x, what, "X");
-    const int64_t min_rank = global() ? 3 : 4;
-    if (x.rank() < min_rank || x.dim(x.rank() - 1) != block_) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) +
-                                 ", expected blocked [N, C/" + std::to_string(block_) + ", spatial..., " +
-                                 std::to_string(block_) + "] of rank >= " + std::to_string(min_rank));
+    const int64_t min_rank = (global() ? 3 : 4) - (block_ > 0 ? 0 : 1);
+    if (x.rank() < min_rank || (block_ > 0 && x.dim(x.rank() - 1) != block_)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a tensor " +
+                                 (block_ > 0 ? "[N, C/b, spatial..., b] with b = " + std::to_string(block_)
+                                             : std::string("[N, spatial..., C]")) +
+                                 " of rank >= " + std::to_string(min_rank));
     }
     // The logical (plain) input: every lane of every block is a channel.
     const int64_t batch = x.dim(0);
-    int64_t channels = 0;
-    if (__builtin_mul_overflow(x.dim(1), block_, &channels)) {
+    int64_t channels = x.dim(x.rank() - 1);
+    if (block_ > 0 && __builtin_mul_overflow(x.dim(1), block_, &channels)) {
       throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) +
                                  ": channel count overflows int64");
     }
-    const std::span<const int64_t> in_spatial(x.shape().data() + 2, x.shape().size() - 3);
+    const std::span<const int64_t> in_spatial = BlockedSpatial(x.shape(), block_);
     Shape y_plain{batch, channels};
     WindowGeometry g;
     if (global()) {
@@ -165,7 +174,8 @@ class BlockedPool : public OpKernel {
     }
     Tensor& y = ctx.Output(0, DataType::kFloat, BlockedShape(y_plain, block_));
     if (y.size() == 0) return;
-    const int64_t in_size = DimProduct(x.shape(), 2, x.shape().size() - 1);
+    int64_t in_size = 1;
+    for (int64_t d : in_spatial) in_size *= d;
     const int64_t out_size = DimProduct(y_plain, 2, y_plain.size());
     const int64_t planes = batch * channels;
     std::vector<float> xs(static_cast<size_t>(x.size())), ys(static_cast<size_t>(y.size()));

@@ -23,11 +23,13 @@ class FerryConv : public OpKernel {
       : attrs_(WindowAttrs::FromNode(node)),
         group_(node.GetInt("group", 1)),
         act_(FusedActivation::FromNode(node)),
-        block_(blocked ? node.GetInt("block", 0) : 0),
+        blocked_(blocked),
+        block_(blocked ? node.GetInt("block", -1) : 0),
         plain_input_(!blocked || node.GetInt("plain_input", 0) != 0) {
     if (group_ < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(group_));
-    if (blocked && block_ < 1) {
-      throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(block_) + " must be >= 1");
+    if (blocked && block_ < 0) {
+      throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(block_) +
+                              " must be >= 0 (0: channels-last)");
     }
   }
 
@@ -44,7 +46,7 @@ class FerryConv : public OpKernel {
                                    ", expected float");
       }
     }
-    const bool blocked = block_ > 0;
+    const bool blocked = blocked_;
     const Shape x_plain = plain_input_ ? x.shape() : LogicalInput(x, w, what);
     const ConvShape cs = ResolveConv(attrs_, group_, x_plain, w.shape(), what);
     if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels)) {
@@ -99,7 +101,7 @@ class FerryConv : public OpKernel {
   }
 
  private:
-  // The logical [N, C, in...] of a blocked X [N, ceil(C/b), in..., b], where C = W[1] * group.
+  // The logical [N, C, in...] of a blocked X [N, ceil(C/b), in..., b] (block 0: [N, in..., C]), C = W[1] * group.
   Shape LogicalInput(const Tensor& x, const Tensor& w, const std::string& what) const {
     if (w.rank() < 3) {
       throw InvalidArgumentError(what + ": weight W must have rank >= 3 (M, C/group, kernel...), got shape " +
@@ -109,21 +111,22 @@ class FerryConv : public OpKernel {
     if (__builtin_mul_overflow(w.dim(1), group_, &channels)) {
       throw InvalidArgumentError(what + ": W[1] * group overflows for W " + ShapeToString(w.shape()));
     }
-    if (x.rank() != w.rank() + 1 || x.dim(x.rank() - 1) != block_ || x.dim(1) != BlockCount(channels, block_)) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected blocked [N, " +
-                                 std::to_string(BlockCount(channels, block_)) + ", " +
-                                 std::to_string(w.rank() - 2) + " spatial dims, " + std::to_string(block_) +
-                                 "] for C = W[1] * group = " + std::to_string(channels) + " channels blocked by " +
-                                 std::to_string(block_));
+    const auto spatial = BlockedSpatial(x.shape(), block_);
+    if (x.rank() < 2 || static_cast<int64_t>(spatial.size()) + 2 != w.rank()) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a blocked " +
+                                 "tensor with " + std::to_string(w.rank() - 2) + " spatial dims (W " +
+                                 ShapeToString(w.shape()) + ", block " + std::to_string(block_) + ")");
     }
-    Shape logical(x.shape().begin(), x.shape().end() - 1);
-    logical[1] = channels;
+    Shape logical{x.dim(0), channels};
+    logical.insert(logical.end(), spatial.begin(), spatial.end());
+    CheckBlockedShape(x, logical, block_, what, "X");
     return logical;
   }
 
   WindowAttrs attrs_;
   int64_t group_;
   FusedActivation act_;
+  bool blocked_;
   int64_t block_;
   bool plain_input_;
 };

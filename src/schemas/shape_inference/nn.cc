@@ -134,31 +134,45 @@ void Conv(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
-// --- ai.ferry blocked-layout ops (schemas_ferry.cc): a blocked [N, C, D...] is [N, ceil(C/b), D..., b]. ---
+// --- ai.ferry blocked-layout ops (schemas_ferry.cc): a blocked [N, C, D...] is [N, ceil(C/b), D..., b] for a
+// block b >= 1 and the channels-last [N, D..., C] for b = 0. ---
 
 int64_t BlockAttr(InferenceContext& ctx) {
-  const int64_t b = ctx.attr_int("block", 0);
-  if (b < 1) ctx.Fail("attribute block = " + std::to_string(b) + " must be >= 1");
+  const int64_t b = ctx.attr_int("block", -1);
+  if (b < 0) ctx.Fail("attribute block = " + std::to_string(b) + " must be >= 0 (0: channels-last)");
   return b;
 }
 
-ir::Dim BlockCount(const ir::Dim& channels, int64_t block) {
-  return channels.is_static() ? ir::Dim::Static((channels.value + block - 1) / block) : UnknownDim();
+// The blocked dims of a tensor with these logical dims [N, C, D...].
+Dims BlockedDimsOf(const Dims& logical, int64_t block) {
+  Dims out{logical[0]};
+  if (block > 0) {
+    const ir::Dim& c = logical[1];
+    out.push_back(c.is_static() ? ir::Dim::Static((c.value + block - 1) / block) : UnknownDim());
+  }
+  out.insert(out.end(), logical.begin() + 2, logical.end());
+  out.push_back(block > 0 ? ir::Dim::Static(block) : logical[1]);
+  return out;
 }
 
-// BlockedConv: X blocked (plain when plain_input = 1), W [M, C/group, k...] -> Y blocked [N, ceil(M/b), out..., b].
+// The spatial dims of a blocked tensor: [N, Cb, D..., b] or [N, D..., C].
+std::span<const ir::Dim> BlockedSpatial(const Dims& x, int64_t block) {
+  return std::span<const ir::Dim>(x).subspan(block > 0 ? 2 : 1, x.size() - (block > 0 ? 3 : 2));
+}
+
+// BlockedConv: X blocked (plain when plain_input = 1), W [M, C/group, k...] -> Y blocked (logical [N, M, out...]).
 void BlockedConv(InferenceContext& ctx) {
   const int64_t block = BlockAttr(ctx);
   const Dims* x = ctx.input_shape(0);
   const Dims* w = ctx.input_shape(1);
   if (!x || !w) return;
   const bool plain = ctx.attr_int("plain_input", 0) != 0;
-  const size_t rank = plain ? x->size() : x->size() - 1;  // the logical rank
+  const size_t rank = plain || block == 0 ? x->size() : x->size() - 1;  // the logical rank
   if (x->size() < 3 || rank < 3 || w->size() != rank) {
     ctx.Fail("input X " + ctx.InputString(0) + " does not match weight W " + ctx.InputString(1) +
-             (plain ? " (X plain)" : " (X blocked: one more dim than W)"));
+             (plain ? " (X plain)" : " (X blocked)"));
   }
-  if (!plain && (*x)[x->size() - 1].is_static() && (*x)[x->size() - 1].value != block) {
+  if (!plain && block > 0 && (*x)[x->size() - 1].is_static() && (*x)[x->size() - 1].value != block) {
     ctx.Fail("input X " + ctx.InputString(0) + " is not blocked by " + std::to_string(block));
   }
   const size_t n = rank - 2;
@@ -170,66 +184,66 @@ void BlockedConv(InferenceContext& ctx) {
     }
   }
   if (kernel.size() != n) ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match W " + ctx.InputString(1));
-  Dims out{(*x)[0], BlockCount((*w)[0], block)};
-  Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2, n), kernel, false);
-  out.insert(out.end(), sp.begin(), sp.end());
-  out.push_back(ir::Dim::Static(block));
-  ctx.SetOutputShape(0, std::move(out));
+  const std::span<const ir::Dim> in = plain ? std::span<const ir::Dim>(*x).subspan(2) : BlockedSpatial(*x, block);
+  Dims logical{(*x)[0], (*w)[0]};
+  Dims sp = WindowOutput(ctx, in, kernel, false);
+  logical.insert(logical.end(), sp.begin(), sp.end());
+  ctx.SetOutputShape(0, BlockedDimsOf(logical, block));
 }
 
-// BlockedPool: the pool `mode` names over blocked X [N, Cb, in..., b] -> [N, Cb, out..., b].
+// BlockedPool: the pool `mode` names over blocked X -> blocked Y, spatial dims pooled.
 void BlockedPool(InferenceContext& ctx) {
   const int64_t block = BlockAttr(ctx);
   const Dims* x = ctx.input_shape(0);
   if (!x) return;
-  if (x->size() < 4) ctx.Fail("input X " + ctx.InputString(0) + " must be blocked [N, C/b, spatial..., b]");
+  if (x->size() < (block > 0 ? 4u : 3u)) ctx.Fail("input X " + ctx.InputString(0) + " is not a blocked tensor");
   const std::string mode = ctx.attr_string("mode", "");
   Dims out(*x);
-  out.back() = ir::Dim::Static(block);
+  const size_t first = block > 0 ? 2 : 1, count = BlockedSpatial(*x, block).size();
+  if (block > 0) out.back() = ir::Dim::Static(block);
   if (mode == "GlobalAveragePool" || mode == "GlobalMaxPool") {
-    for (size_t d = 2; d + 1 < out.size(); ++d) out[d] = ir::Dim::Static(1);
+    for (size_t d = 0; d < count; ++d) out[first + d] = ir::Dim::Static(1);
   } else if (mode == "MaxPool" || mode == "AveragePool") {
     std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
-    if (kernel.size() != x->size() - 3) {
+    if (kernel.size() != count) {
       ctx.Fail("kernel_shape " + IntsString(kernel) + " does not match blocked input " + ctx.InputString(0));
     }
-    Dims sp = WindowOutput(ctx, std::span<const ir::Dim>(*x).subspan(2, kernel.size()), kernel,
-                           ctx.attr_int("ceil_mode", 0) != 0);
-    std::copy(sp.begin(), sp.end(), out.begin() + 2);
+    Dims sp = WindowOutput(ctx, BlockedSpatial(*x, block), kernel, ctx.attr_int("ceil_mode", 0) != 0);
+    std::copy(sp.begin(), sp.end(), out.begin() + static_cast<std::ptrdiff_t>(first));
   } else {
     ctx.Fail("mode '" + mode + "' is not one of MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool");
   }
   ctx.SetOutputShape(0, std::move(out));
 }
 
-// ReorderToBlocked: [N, C, D...] -> [N, ceil(C/b), D..., b].
+// ReorderToBlocked: [N, C, D...] -> blocked.
 void ReorderToBlocked(InferenceContext& ctx) {
   const int64_t block = BlockAttr(ctx);
   const Dims* x = ctx.input_shape(0);
   if (!x) return;
   if (x->size() < 2) ctx.Fail("input X " + ctx.InputString(0) + " must have rank >= 2 (N, C, ...)");
-  Dims out(*x);
-  out[1] = BlockCount((*x)[1], block);
-  out.push_back(ir::Dim::Static(block));
-  ctx.SetOutputShape(0, std::move(out));
+  ctx.SetOutputShape(0, BlockedDimsOf(*x, block));
 }
 
-// ReorderFromBlocked: [N, Cb, D..., b] -> [N, channels, D...].
+// ReorderFromBlocked: blocked -> [N, channels, D...].
 void ReorderFromBlocked(InferenceContext& ctx) {
   const int64_t block = BlockAttr(ctx);
   const int64_t channels = ctx.attr_int("channels", -1);
   if (channels < 0) ctx.Fail("attribute channels = " + std::to_string(channels) + " must be >= 0");
   const Dims* x = ctx.input_shape(0);
   if (!x) return;
-  if (x->size() < 3) ctx.Fail("input X " + ctx.InputString(0) + " must be blocked [N, C/b, ..., b]");
-  const ir::Dim& cb = (*x)[1];
-  if ((cb.is_static() && cb.value != (channels + block - 1) / block) ||
-      ((*x).back().is_static() && (*x).back().value != block)) {
+  if (x->size() < (block > 0 ? 3u : 2u)) ctx.Fail("input X " + ctx.InputString(0) + " is not a blocked tensor");
+  const ir::Dim& last = x->back();
+  const bool bad = block > 0 ? (((*x)[1].is_static() && (*x)[1].value != (channels + block - 1) / block) ||
+                                (last.is_static() && last.value != block))
+                             : (last.is_static() && last.value != channels);
+  if (bad) {
     ctx.Fail("input X " + ctx.InputString(0) + " is not " + std::to_string(channels) + " channels blocked by " +
              std::to_string(block));
   }
-  Dims out(x->begin(), x->end() - 1);
-  out[1] = ir::Dim::Static(channels);
+  Dims out{(*x)[0], ir::Dim::Static(channels)};
+  const auto sp = BlockedSpatial(*x, block);
+  out.insert(out.end(), sp.begin(), sp.end());
   ctx.SetOutputShape(0, std::move(out));
 }
 

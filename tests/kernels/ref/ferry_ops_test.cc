@@ -261,17 +261,17 @@ Tensor StandardFusedConv(const ConvCase& c, const ConvInputs& in, const Act& act
   return m.Run()[0];
 }
 
-// The FusedConv (block = 0) or BlockedConv node over graph inputs X, W, B?, Z? -> Y.
+// The FusedConv (block < 0) or BlockedConv node over graph inputs X, W, B?, Z? -> Y.
 NodeSpec FerryConvNode(const ConvCase& c, const Act& act, bool with_b, bool with_z, int64_t block, bool plain_input,
                        const std::string& x = "X", const std::string& z = "Z") {
-  NodeSpec n{block ? "BlockedConv" : "FusedConv", "ai.ferry", {x, "W", with_b ? "B" : "", with_z ? z : ""}, {"Y"},
+  NodeSpec n{block >= 0 ? "BlockedConv" : "FusedConv", "ai.ferry", {x, "W", with_b ? "B" : "", with_z ? z : ""}, {"Y"},
              ConvAttrs(c)};
   if (!with_z) {
     n.inputs.pop_back();
     if (!with_b) n.inputs.pop_back();
   }
   AddActivationAttrs(n.attrs, act);
-  if (block) {
+  if (block >= 0) {
     n.attrs.push_back(Int("block", block));
     if (plain_input) n.attrs.push_back(Int("plain_input", 1));
   }
@@ -284,7 +284,7 @@ Tensor RunFusedConv(const ConvCase& c, const ConvInputs& in, const Act& act) {
   m.inputs = {{"X", in.x}, {"W", in.w}};
   if (with_b) m.inputs.emplace_back("B", in.b);
   if (with_z) m.inputs.emplace_back("Z", in.z);
-  m.nodes.push_back(FerryConvNode(c, act, with_b, with_z, 0, false));
+  m.nodes.push_back(FerryConvNode(c, act, with_b, with_z, -1, false));
   m.outputs = {"Y"};
   return m.Run()[0];
 }
@@ -399,6 +399,34 @@ TEST(RefFerryOpsReorder, RoundTripsAndZeroesPadding) {
   }
 }
 
+TEST(RefFerryOpsReorder, ChannelsLastIsATransposeAndRoundTrips) {
+  std::mt19937 rng(12);
+  for (const Shape& shape : {Shape{2, 3, 4, 5}, Shape{1, 17, 3}, Shape{2, 5}, Shape{1, 0, 2, 2}}) {
+    SCOPED_TRACE("X " + ShapeToString(shape));
+    const int64_t ch = shape[1];
+    Model m;
+    m.inputs = {{"X", Random(shape, rng, /*edges=*/true)}};
+    m.nodes.push_back({"ReorderToBlocked", "ai.ferry", {"X"}, {"Xb"}, {Int("block", 0)}});
+    m.nodes.push_back({"ReorderFromBlocked", "ai.ferry", {"Xb"}, {"Y"}, {Int("block", 0), Int("channels", ch)}});
+    m.outputs = {"Xb", "Y"};
+    const auto out = m.Run();
+    const Tensor& x = m.inputs[0].second;
+    Shape want_b{shape[0]};
+    want_b.insert(want_b.end(), shape.begin() + 2, shape.end());
+    want_b.push_back(ch);
+    ASSERT_EQ(out[0].shape(), want_b);
+    const int64_t spatial = ch == 0 ? 0 : x.size() / (shape[0] * ch);
+    for (int64_t n = 0; n < shape[0]; ++n)
+      for (int64_t c = 0; c < ch; ++c)
+        for (int64_t s = 0; s < spatial; ++s) {
+          const float want = x.data<float>()[(n * ch + c) * spatial + s];
+          const float got = out[0].data<float>()[(n * spatial + s) * ch + c];
+          ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << n << "," << c << "," << s;
+        }
+    EXPECT_TRUE(testing::TensorsClose(out[1], x, 0, 0));
+  }
+}
+
 TEST(RefFerryOpsReorder, FromBlockedIgnoresPaddingLanes) {
   std::mt19937 rng(12);
   Tensor xb = Random({1, 2, 3, 8}, rng);  // 13 channels blocked by 8: lanes 13..15 of block 1 are padding
@@ -421,7 +449,7 @@ TEST(RefFerryOpsBlockedConv, EqualsReorderOfFusedConv) {
   const std::vector<Act> acts = {{"", {}}, {"Relu", {}}, {"Clip", {0.0f, 6.0f}}, {"Silu", {}}};
   size_t k = 0;
   for (const ConvCase& c : ConvCases()) {
-    for (int64_t block : {8, 16}) {
+    for (int64_t block : {0, 8, 16}) {  // 0: channels-last
       for (bool plain_input : {false, true}) {
         for (int bz = 0; bz < 4; ++bz) {
           const bool with_b = bz & 1, with_z = bz & 2;
@@ -434,7 +462,7 @@ TEST(RefFerryOpsBlockedConv, EqualsReorderOfFusedConv) {
           want.inputs = {{"X", in.x}, {"W", in.w}};
           if (with_b) want.inputs.emplace_back("B", in.b);
           if (with_z) want.inputs.emplace_back("Z", in.z);
-          want.nodes.push_back(FerryConvNode(c, act, with_b, with_z, 0, false));
+          want.nodes.push_back(FerryConvNode(c, act, with_b, with_z, -1, false));
           want.nodes.back().outputs = {"Yp"};
           want.nodes.push_back({"ReorderToBlocked", "ai.ferry", {"Yp"}, {"Y"}, {Int("block", block)}});
           want.outputs = {"Y"};
@@ -448,7 +476,9 @@ TEST(RefFerryOpsBlockedConv, EqualsReorderOfFusedConv) {
           got.outputs = {"Y"};
           const Tensor y = got.Run()[0];
           EXPECT_TRUE(testing::TensorsClose(y, want.Run()[0], 1e-5, 1e-6));
-          EXPECT_TRUE(PaddingIsZero(y, c.w[0]));
+          if (block > 0) {
+            EXPECT_TRUE(PaddingIsZero(y, c.w[0]));
+          }
         }
       }
     }
@@ -521,7 +551,7 @@ TEST(RefFerryOpsBlockedPool, EqualsStandardPoolBetweenReorders) {
     cases.push_back({"global max 3-D", "GlobalMaxPool", x3, {}});
   }
   for (const PoolCase& pc : cases) {
-    for (int64_t block : {8, 16}) {
+    for (int64_t block : {0, 8, 16}) {  // 0: channels-last
       const int64_t ch = pc.x[1];
       SCOPED_TRACE(pc.name + ", X " + ShapeToString(pc.x) + ", block " + std::to_string(block));
       const Tensor x = Random(pc.x, rng);
@@ -541,7 +571,9 @@ TEST(RefFerryOpsBlockedPool, EqualsStandardPoolBetweenReorders) {
       got.outputs = {"Y", "Yb"};
       const auto out = got.Run();
       EXPECT_TRUE(testing::TensorsClose(out[0], want.Run()[0], 1e-6, 1e-7));
-      EXPECT_TRUE(PaddingIsZero(out[1], ch));  // X's padding lanes were zero, and pool zeros to zero
+      if (block > 0) {
+        EXPECT_TRUE(PaddingIsZero(out[1], ch));  // X's padding lanes were zero, pools keep zeros
+      }
     }
   }
 }
@@ -620,7 +652,7 @@ TEST(RefFerryOpsErrors, BadRuntimeInputsNameTheInput) {
     const std::string e = RunError(blocked_conv({1, 1, 4, 4, 16}, {1, 1, 2, 2, 8}, 8), &cat);
     EXPECT_EQ(cat, ErrorCategory::kInvalidArgument) << e;
     EXPECT_NE(e.find("input X has shape [1,1,4,4,16]"), std::string::npos) << e;
-    EXPECT_NE(e.find("C = W[1] * group = 5"), std::string::npos) << e;
+    EXPECT_NE(e.find("expected [1,1,4,4,8] ([1,5,4,4] blocked by 8)"), std::string::npos) << e;
   }
   {  // X has two channel blocks, W wants 5 channels (one block of 8)
     const std::string e = RunError(blocked_conv({1, 2, 4, 4, 8}, {1, 1, 2, 2, 8}, 8), &cat);
@@ -639,7 +671,7 @@ TEST(RefFerryOpsErrors, BadRuntimeInputsNameTheInput) {
     m.outputs = {"Y"};
     const std::string e = RunError(m, &cat);
     EXPECT_EQ(cat, ErrorCategory::kInvalidArgument) << e;
-    EXPECT_NE(e.find("input X has shape [1,2,3,8], expected dim 1 = 3 blocks"), std::string::npos) << e;
+    EXPECT_NE(e.find("input X has shape [1,2,3,8], expected [1,3,3,8] ([1,20,3] blocked by 8)"), std::string::npos) << e;
   }
   {  // BlockedPool: last dim not the block
     Model m;
@@ -664,7 +696,7 @@ TEST(RefFerryOpsErrors, BadAttributesAreRejectedAtSessionCreation) {
 
   Model reorder;
   reorder.inputs = {{"X", Random({1, 3, 2}, rng)}};
-  reorder.nodes.push_back({"ReorderToBlocked", "ai.ferry", {"X"}, {"Y"}, {Int("block", 0)}});
+  reorder.nodes.push_back({"ReorderToBlocked", "ai.ferry", {"X"}, {"Y"}, {Int("block", -1)}});
   reorder.outputs = {"Y"};
   e = CreateError(reorder);
   EXPECT_NE(e.find("block"), std::string::npos) << e;
