@@ -238,6 +238,24 @@ TEST(BlockedLayout, SameOutputsAsUnoptimized) {
   ExpectSameOutputs(ResidualBlock(5), {1, 5, 9, 9}, 3);
 }
 
+// Two branches from x summed: the fused conv's Z (the other branch) dies at the sum, so the sum accumulates in
+// Z's buffer (KernelContext::ReuseInput); X and Z are different buffers.
+std::string TwoBranchSum(int64_t c) {
+  Net net;
+  net.b.Input("x", kF, {1, c, 8, 8});
+  const std::string a = net.Conv("x", c, c, 1);
+  const std::string b = net.Conv(net.Op("Relu", {net.Conv("x", c, c, 3)}), c, c, 3);
+  net.b.Output(net.Op("Relu", {net.Op("Add", {b, a})}), kF, {});
+  return net.b.Bytes();
+}
+
+TEST(BlockedLayout, InPlaceResidualSumMatches) {
+  for (int64_t c : {8, 16, 20}) {
+    SCOPED_TRACE(c);
+    for (int level : {2, 3}) ExpectSameOutputs(TwoBranchSum(c), {1, c, 8, 8}, level);
+  }
+}
+
 TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
   auto bytes = SmallCnn();
   auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
