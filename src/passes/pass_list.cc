@@ -10,6 +10,7 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     std::vector<std::unique_ptr<Pass>> p;
     p.push_back(MakeFuseConvAdd());         // before the activation fusion: act(conv + z), never act(conv) + z
     p.push_back(MakeFuseConvActivation());
+    p.push_back(MakeFuseGelu());
     p.push_back(MakeBlockedLayout());
     p.push_back(MakeEliminateDeadNodes());  // last: removes what the rewrites left unread
     return p;

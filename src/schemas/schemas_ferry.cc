@@ -19,6 +19,8 @@
 //                                      X and Y, with that op's attributes; `block`.
 // ReorderToBlocked(X) -> Y             plain [N, C, D...] -> blocked; `block` (0: channels-last).
 // ReorderFromBlocked(X) -> Y           blocked -> plain; `block`, `channels` (C).
+// Gelu(X) -> Y                         ONNX Gelu (opset 20) for models of any opset: x * Phi(x), `approximate`
+//                                      "none" (erf) or "tanh".
 #include "schemas/schema_builder.h"
 
 namespace ferry::schemas {
@@ -71,6 +73,8 @@ void RegisterFerrySchemas(SchemaRegistry& r) {
             .AttrRequired("block", AttrType::kInt)
             .AttrRequired("channels", AttrType::kInt)
             .Constrain("T", kFloat));
+  r.Add(op("Gelu").In("X", "T").Out("Y", "T").AttrString("approximate", "none")
+            .Constrain("T", Types({"float", "float16", "bfloat16", "double"})));
   r.SetMaxOpset(d, 1);
 }
 

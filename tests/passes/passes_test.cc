@@ -267,6 +267,66 @@ TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
   EXPECT_TRUE(NodesOf(*model, "BlockedConv").empty());
 }
 
+// GELU as torch exports it (Div, Erf, Add, Mul, Mul) and in the other order (Mul by 0.5 first), with Constant nodes.
+std::string GeluModel(bool half_first) {
+  Net net;
+  net.b.Input("x", kF, {2, 3, 40});
+  auto constant = [&](const std::string& name, float v) {
+    auto& c = net.b.Node("Constant", {}, {name}, name + "_node");
+    auto* a = c.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(v);
+  };
+  constant("sqrt2", 1.4142135f);
+  constant("one", 1.0f);
+  constant("half", 0.5f);
+  const std::string h = net.Op("Relu", {"x"});  // x of the pattern is an intermediate value
+  const std::string a = net.Op("Add", {net.Op("Erf", {net.Op("Div", {h, "sqrt2"})}), "one"});
+  const std::string y = half_first ? net.Op("Mul", {net.Op("Mul", {h, "half"}), a})
+                                   : net.Op("Mul", {net.Op("Mul", {h, a}), "half"});
+  net.b.Output(y, kF, {});
+  return net.b.Bytes();
+}
+
+TEST(FuseGelu, BothFormsBecomeOneGelu) {
+  for (bool half_first : {false, true}) {
+    SCOPED_TRACE(half_first);
+    for (const std::vector<std::string>& backends : {std::vector<std::string>{"cpu", "ref"}, {"ref"}}) {
+      const auto m = Optimized(GeluModel(half_first), 2, backends);
+      ASSERT_EQ(m->graph->nodes().size(), 2u);  // Relu, Gelu: the Constants are gone too
+      const auto gelu = NodesOf(*m, "Gelu");
+      ASSERT_EQ(gelu.size(), 1u);
+      EXPECT_EQ(gelu[0]->domain(), schemas::kFerryDomain);
+      EXPECT_EQ(gelu[0]->GetString("approximate", ""), "none");
+    }
+    ExpectSameOutputs(GeluModel(half_first), {2, 3, 40}, 2);
+  }
+}
+
+TEST(FuseGelu, WrongConstantsOrSharedIntermediatesAreLeftAlone) {
+  Net net;
+  net.b.Input("x", kF, {4, 8});
+  net.b.FloatInitializer("c", {}, {1.5f});  // not sqrt(2)
+  net.b.FloatInitializer("one", {}, {1.0f});
+  net.b.FloatInitializer("half", {}, {0.5f});
+  const std::string a = net.Op("Add", {net.Op("Erf", {net.Op("Div", {"x", "c"})}), "one"});
+  net.b.Output(net.Op("Mul", {net.Op("Mul", {"x", a}), "half"}), kF, {});
+  EXPECT_TRUE(NodesOf(*Optimized(net.b.Bytes(), 2), "Gelu").empty());
+
+  Net shared;
+  shared.b.Input("x", kF, {4, 8});
+  shared.b.FloatInitializer("s", {}, {1.4142135f});
+  shared.b.FloatInitializer("one", {}, {1.0f});
+  shared.b.FloatInitializer("half", {}, {0.5f});
+  const std::string e = shared.Op("Erf", {shared.Op("Div", {"x", "s"})});
+  const std::string a2 = shared.Op("Add", {e, "one"});
+  shared.b.Output(shared.Op("Mul", {shared.Op("Mul", {"x", a2}), "half"}), kF, {});
+  shared.b.Output(e, kF, {});  // the erf is also a result
+  EXPECT_TRUE(NodesOf(*Optimized(shared.b.Bytes(), 2), "Gelu").empty());
+}
+
 TEST(PassManager, RejectsBadLevelsAndUnknownPasses) {
   auto bytes = ResidualBlock(4);
   auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));

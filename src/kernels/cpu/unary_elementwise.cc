@@ -187,9 +187,10 @@ struct UnaryVariants {
 };
 
 void AddUnary(KernelRegistry& r, const std::string& op, const std::string& lower, int since, int until,
-              const UnaryVariants& v, Maker make) {
+              const UnaryVariants& v, Maker make, const std::string& domain = "") {
   auto def = [&](const std::string& impl, IsaSet isa, IsaFns fns) {
     r.Add({.op = op,
+           .domain = domain,
            .since = since,
            .until = until,
            .types = {{"T", {DataType::kFloat}}},
@@ -229,6 +230,7 @@ void RegisterUnaryElementwiseKernels(KernelRegistry& r) {
   gelu.avx2.alt = &avx2::Unary<avx2::GeluTanhOp>;
   gelu.scalar.alt = &scalar::Unary<scalar::GeluTanhOp>;
   AddUnary(r, "Gelu", "gelu", 20, kOpsetOpen, gelu, MakeGelu);
+  AddUnary(r, "Gelu", "ferry_gelu", 1, kOpsetOpen, gelu, MakeGelu, "ai.ferry");  // what fuse_gelu produces
 }
 
 }  // namespace ferry::cpu

@@ -34,6 +34,9 @@ struct GeluOp {
 
 void RegisterGeluKernels(KernelRegistry& r) {
   r.Add({.op = "Gelu", .since = 20, .types = {{"T", dtypes::Floats()}}, .create = MakeKernel<UnaryKernel<GeluOp, FloatTypes>>});
+  // ai.ferry::Gelu (what the fuse_gelu pass produces from the erf / tanh formula at any opset): the same op.
+  r.Add({.op = "Gelu", .domain = "ai.ferry", .since = 1, .types = {{"T", dtypes::Floats()}},
+         .create = MakeKernel<UnaryKernel<GeluOp, FloatTypes>>});
 }
 
 }  // namespace ferry::ref

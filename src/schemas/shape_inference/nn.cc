@@ -525,6 +525,7 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference(ferry, "BlockedPool", 1, BlockedPool);
   r.SetInference(ferry, "ReorderToBlocked", 1, ReorderToBlocked);
   r.SetInference(ferry, "ReorderFromBlocked", 1, ReorderFromBlocked);
+  r.SetInference(ferry, "Gelu", 1, SameShape);
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);
   r.SetInference("", "MaxUnpool", 1, MaxUnpool);
