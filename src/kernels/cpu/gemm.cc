@@ -58,8 +58,8 @@ class Gemm : public OpKernel {
       }
     }
     const dnnl::memory::desc bias = mode == CMode::kBias ? MatrixDesc(1, n, false) : dnnl::memory::desc();
-    weights_ = MatMulWeights(bv->initializer_ptr(), MatrixDesc(k, n, trans_b_), MatrixDesc(m, k, false), bias,
-                             MatrixDesc(m, n, false), Attr(mode), node.Describe());
+    weights_ = MatMulWeights(bv->initializer_ptr(), MatrixDesc(k, n, trans_b_), MatrixDesc(m, k, false),
+                             MatrixDesc(m, n, false), bias, Attr(mode), node.Describe());
   }
 
   void Compute(KernelContext& ctx) const override {
