@@ -5,7 +5,7 @@
 // inputs are convolutions absorbs into the later one, so the other is computed first.
 #include <unordered_set>
 
-#include "passes/conv_fusion_util.h"
+#include "passes/fusion_util.h"
 #include "passes/pass_list.h"
 #include "passes/rewrite_util.h"
 
@@ -32,7 +32,7 @@ class FuseConvAdd : public Pass {
       ir::Value* y = conv->output(0);
       ir::Value* z = add->input(0) == y ? add->input(1) : add->input(0);
       std::vector<ir::Value*> inputs{conv->input(0), conv->input(1), conv->input(2), z};
-      if (ReplaceWithFusedConv(model, g, ctx, conv, {add}, inputs, add->output(0), {})) {
+      if (ReplaceWithFused(model, g, ctx, "FusedConv", conv, {add}, inputs, add->output(0), {})) {
         gone.insert(add);
         gone.insert(conv);
         changed = true;

@@ -11,6 +11,7 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     p.push_back(MakeFuseConvAdd());         // before the activation fusion: act(conv + z), never act(conv) + z
     p.push_back(MakeFuseConvActivation());
     p.push_back(MakeFuseGelu());
+    p.push_back(MakeFuseMatMul());          // after fuse_gelu: absorbs the Gelu it made after a linear layer
     p.push_back(MakeBlockedLayout());
     p.push_back(MakeEliminateDeadNodes());  // last: removes what the rewrites left unread
     return p;

@@ -12,8 +12,9 @@
 //
 // FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
 //                                      ("" none, Relu, LeakyRelu [alpha], Clip [min, max], Sigmoid, Tanh,
-//                                      HardSigmoid [alpha, beta], HardSwish, Silu: x * sigmoid(x)) with its
-//                                      parameters in `activation_params`. Z, when given, has Y's shape.
+//                                      HardSigmoid [alpha, beta], HardSwish, Silu: x * sigmoid(x), Gelu:
+//                                      x * 0.5 * (1 + erf(x / sqrt 2))) with its parameters in
+//                                      `activation_params`. Z, when given, has Y's shape.
 // BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
 // BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked
 //                                      X and Y, with that op's attributes; `block`.
@@ -21,6 +22,11 @@
 // ReorderFromBlocked(X) -> Y           blocked -> plain; `block`, `channels` (C).
 // Gelu(X) -> Y                         ONNX Gelu (opset 20) for models of any opset: x * Phi(x), `approximate`
 //                                      "none" (erf) or "tanh".
+// FusedMatMul(A, B, C?) -> Y           Y = act(MatMul(A, B) + C): ONNX MatMul's numpy semantics for A and B (1-D
+//                                      operands promoted, batch dims broadcast); C, when given, has shape [N], N
+//                                      the column count of B (its last dim; 1 for a 1-D B), added to every row;
+//                                      Y has MatMul's shape. `activation` and `activation_params` as FusedConv's
+//                                      (Gelu included).
 #include "schemas/schema_builder.h"
 
 namespace ferry::schemas {
@@ -75,6 +81,14 @@ void RegisterFerrySchemas(SchemaRegistry& r) {
             .Constrain("T", kFloat));
   r.Add(op("Gelu").In("X", "T").Out("Y", "T").AttrString("approximate", "none")
             .Constrain("T", Types({"float", "float16", "bfloat16", "double"})));
+  r.Add(op("FusedMatMul")
+            .In("A", "T")
+            .In("B", "T")
+            .OptIn("C", "T")
+            .Out("Y", "T")
+            .AttrString("activation", "")
+            .AttrFloats("activation_params", {})
+            .Constrain("T", kFloat));
   r.SetMaxOpset(d, 1);
 }
 

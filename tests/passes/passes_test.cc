@@ -358,5 +358,112 @@ TEST(PassManager, DisabledPassDoesNotRun) {
   for (const auto& run : report.runs) EXPECT_NE(run.name, "fuse_conv_add");
 }
 
+// A transformer FFN as torch exports it: MatMul(x, W1), Add(b1, .) (bias first), GELU's erf formula, MatMul(., W2),
+// Add(., b2). `bias_dims` is b1's shape (64 elements: [64], or [1, 1, 64] which becomes a [64] initializer);
+// `shared_bias`: b1 reaches the Add through an Identity, as exporters share weights.
+std::string Ffn(std::vector<int64_t> bias_dims = {64}, bool shared_bias = false) {
+  Net net;
+  net.b.Input("x", kF, {2, 16, 32});
+  net.b.FloatInitializer("w1", {32, 64}, net.Random(32 * 64, 0.3f));
+  auto& b1 = *net.b.graph().add_initializer();
+  b1.set_name("b1");
+  b1.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : bias_dims) b1.add_dims(d);
+  for (float v : net.Random(64, 0.2f)) b1.add_float_data(v);
+  net.b.FloatInitializer("w2", {64, 32}, net.Random(64 * 32, 0.3f));
+  net.b.FloatInitializer("b2", {32}, net.Random(32, 0.1f));
+  net.b.FloatInitializer("sqrt2", {}, {1.4142135f});
+  net.b.FloatInitializer("one", {}, {1.0f});
+  net.b.FloatInitializer("half", {}, {0.5f});
+  const std::string bias = shared_bias ? net.Op("Identity", {"b1"}) : "b1";
+  const std::string h = net.Op("Add", {bias, net.Op("MatMul", {"x", "w1"})});
+  const std::string a = net.Op("Add", {net.Op("Erf", {net.Op("Div", {h, "sqrt2"})}), "one"});
+  const std::string gelu = net.Op("Mul", {net.Op("Mul", {h, a}), "half"});
+  net.b.Output(net.Op("Add", {net.Op("MatMul", {gelu, "w2"}), "b2"}), kF, {});
+  return net.b.Bytes();
+}
+
+TEST(FuseMatMul, LinearBiasGeluBecomesOneFusedMatMul) {
+  for (const std::vector<std::string>& backends : {std::vector<std::string>{"cpu", "ref"}, {"ref"}}) {
+    SCOPED_TRACE(backends.size());
+    const auto m = Optimized(Ffn(), 2, backends);
+    const auto fused = NodesOf(*m, "FusedMatMul");
+    ASSERT_EQ(m->graph->nodes().size(), 2u);  // nothing else is left: no MatMul, Add, Erf or Gelu
+    ASSERT_EQ(fused.size(), 2u);
+    EXPECT_EQ(fused[0]->domain(), schemas::kFerryDomain);
+    EXPECT_EQ(fused[0]->GetString("activation", ""), "Gelu");
+    ASSERT_EQ(fused[0]->num_inputs(), 3u);
+    EXPECT_EQ(fused[0]->input(2)->name(), "b1");
+    EXPECT_EQ(fused[1]->GetString("activation", ""), "");
+    EXPECT_EQ(fused[1]->input(2)->name(), "b2");
+    EXPECT_EQ(fused[1]->input(0), fused[0]->output(0));
+  }
+  for (int level : {2, 3}) ExpectSameOutputs(Ffn(), {2, 16, 32}, level);
+  ExpectSameOutputs(Ffn(), {2, 16, 32}, 2, 2);
+}
+
+TEST(FuseMatMul, RowShapedOrSharedBiasBecomesAnNInitializer) {
+  for (const std::string& bytes : {Ffn({1, 1, 64}), Ffn({64}, true)}) {
+    const auto m = Optimized(bytes, 2);
+    const auto fused = NodesOf(*m, "FusedMatMul");
+    ASSERT_EQ(fused.size(), 2u);
+    EXPECT_EQ(m->graph->nodes().size(), 2u);  // the Identity is gone too
+    EXPECT_EQ(fused[0]->GetString("activation", ""), "Gelu");
+    const ir::Value* c = fused[0]->input(2);
+    ASSERT_NE(c->initializer(), nullptr);
+    EXPECT_EQ(c->initializer()->shape(), (Shape{64}));
+    ExpectSameOutputs(bytes, {2, 16, 32}, 2);
+  }
+}
+
+TEST(FuseMatMul, OtherBiasShapesAndNonConstantAddendsAreLeftAlone) {
+  // A bias that varies along another dim ([16, 64]: per row of each matrix; the product's full shape) or raises
+  // the rank ([1, 1, 1, 64]).
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{16, 64}, {1, 1, 1, 64}, {2, 16, 64}}) {
+    Net net;
+    net.b.Input("x", kF, {2, 16, 32});
+    net.b.FloatInitializer("w", {32, 64}, net.Random(32 * 64, 0.3f));
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    auto& b = *net.b.graph().add_initializer();
+    b.set_name("b");
+    b.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) b.add_dims(d);
+    for (float v : net.Random(static_cast<size_t>(count), 0.2f)) b.add_float_data(v);
+    net.b.Output(net.Op("Add", {net.Op("MatMul", {"x", "w"}), "b"}), kF, {});
+    const auto m = Optimized(net.b.Bytes(), 2);
+    EXPECT_TRUE(NodesOf(*m, "FusedMatMul").empty()) << dims.size();
+    EXPECT_EQ(NodesOf(*m, "Add").size(), 1u);
+  }
+  // The Add's other input is a graph input.
+  Net net;
+  net.b.Input("x", kF, {2, 16, 32});
+  net.b.Input("z", kF, {64});
+  net.b.FloatInitializer("w", {32, 64}, net.Random(32 * 64, 0.3f));
+  net.b.Output(net.Op("Add", {net.Op("MatMul", {"x", "w"}), "z"}), kF, {});
+  const auto m = Optimized(net.b.Bytes(), 2);
+  EXPECT_TRUE(NodesOf(*m, "FusedMatMul").empty());
+  EXPECT_EQ(NodesOf(*m, "MatMul").size(), 1u);
+}
+
+TEST(FuseMatMul, ActivationWithoutBiasAndPinnedNodes) {
+  Net net;
+  net.b.Input("x", kF, {4, 32});
+  net.b.FloatInitializer("w", {32, 8}, net.Random(32 * 8, 0.3f));
+  net.b.Output(net.Op("Relu", {net.Op("MatMul", {"x", "w"})}), kF, {});
+  const std::string bytes = net.b.Bytes();
+  const auto m = Optimized(bytes, 2);
+  const auto fused = NodesOf(*m, "FusedMatMul");
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0]->GetString("activation", ""), "Relu");
+  EXPECT_EQ(fused[0]->input(2), nullptr);
+  ExpectSameOutputs(bytes, {4, 32}, 2);
+  // Pinned MatMuls stay as they are (and so do their biases and activations).
+  const auto pinned = Optimized(Ffn(), 3, {"cpu", "ref"}, {"MatMul"});
+  EXPECT_TRUE(NodesOf(*pinned, "FusedMatMul").empty());
+  EXPECT_EQ(NodesOf(*pinned, "MatMul").size(), 2u);
+  EXPECT_EQ(NodesOf(*pinned, "Gelu").size(), 1u);
+}
+
 }  // namespace
 }  // namespace ferry

@@ -32,6 +32,7 @@ void RegisterPadKernels(KernelRegistry& r);
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
+void RegisterFusedMatMulKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -62,6 +63,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
+  RegisterFusedMatMulKernels(r);
 }
 
 }  // namespace ferry::cpu

@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/ref/gelu.h"
+
 namespace ferry::cpu {
 
 std::string FusedActivation::Parse(const ir::Node& node, FusedActivation* out) {
@@ -25,7 +27,8 @@ std::string FusedActivation::Parse(const ir::Node& node, FusedActivation* out) {
                                        {"Tanh", Kind::kTanh, 0, 0, 0},
                                        {"HardSigmoid", Kind::kHardSigmoid, 2, 0.2f, 0.5f},
                                        {"HardSwish", Kind::kHardSwish, 0, 0, 0},
-                                       {"Silu", Kind::kSilu, 0, 0, 0}};
+                                       {"Silu", Kind::kSilu, 0, 0, 0},
+                                       {"Gelu", Kind::kGelu, 0, 0, 0}};
   const Entry* e =
       std::find_if(std::begin(kEntries), std::end(kEntries), [&](const Entry& x) { return name == x.name; });
   if (e == std::end(kEntries)) {
@@ -62,6 +65,7 @@ void FusedActivation::AppendTo(dnnl::post_ops& ops) const {
       break;
     case Kind::kHardSwish: ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f); break;
     case Kind::kSilu: ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); break;
+    case Kind::kGelu: ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); break;
   }
 }
 
@@ -83,6 +87,7 @@ float FusedActivation::Apply(float x) const {
       return x * std::min(1.0f, std::max(0.0f, y));
     }
     case Kind::kSilu: return x * (x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)));
+    case Kind::kGelu: return ref::GeluErf(x);
   }
   return x;
 }

@@ -1,6 +1,6 @@
-// The activation an ai.ferry FusedConv / BlockedConv applies to its result (`activation`, `activation_params`;
-// see src/schemas/schemas_ferry.cc), as oneDNN eltwise post-ops, plus a scalar form for the outputs no primitive
-// computes (a convolution over no input channels: y = act(bias + z)).
+// The activation an ai.ferry FusedConv / BlockedConv / FusedMatMul applies to its result (`activation`,
+// `activation_params`; see src/schemas/schemas_ferry.cc), as oneDNN eltwise post-ops, plus a scalar form for the
+// outputs no primitive computes (a convolution over no input channels: y = act(bias + z); a product with K = 0).
 //
 // oneDNN 2.6 mapping (checked against its jit eltwise injector on this host):
 //   Relu        eltwise_relu (alpha 0)           LeakyRelu [a]      eltwise_relu (alpha a)
@@ -8,11 +8,12 @@
 //   Tanh        eltwise_tanh                     HardSwish          eltwise_hardswish (x * min(max(x+3,0),6)/6)
 //   HardSigmoid [a,b]  eltwise_linear (a, b) then eltwise_clip_v2 (0, 1): oneDNN 2.6 has no hardsigmoid
 //   Silu        eltwise_swish (alpha 1): x * sigmoid(x)
+//   Gelu        eltwise_gelu_erf: 0.5 x (1 + erf(x / sqrt 2)); within 5e-7 of ref's (absolute, over [-10, 10])
 // clip and clip_v2 agree in the forward direction (they differ only in the gradient at x == lo); both compute
 // min(max(x, lo), hi) as ONNX Clip does, but oneDNN refuses lo > hi (ONNX: every element becomes hi), so that
 // case is refused. One difference is not refused: on a NaN, oneDNN's Relu, Clip and HardSigmoid (vmaxps with the
-// bound second) return 0 / lo / 0, where ONNX (and ref) propagate the NaN. A conv output is NaN only when X or W
-// hold NaN or inf, or the sum overflows; the other activations propagate NaN like ref.
+// bound second) return 0 / lo / 0, where ONNX (and ref) propagate the NaN. A conv or matmul output is NaN only
+// when its inputs hold NaN or inf, or the sum overflows; the other activations propagate NaN like ref.
 #pragma once
 
 #include <dnnl.hpp>
@@ -23,7 +24,7 @@
 namespace ferry::cpu {
 
 struct FusedActivation {
-  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu };
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu };
   Kind kind = Kind::kNone;
   float alpha = 0, beta = 0;  // LeakyRelu: alpha; Clip: lo, hi; HardSigmoid: alpha, beta
 

@@ -3,14 +3,20 @@
 // fits oneDNN's 12 dims (beyond that, the outermost merged dims become a loop); when B has no batch extent the
 // whole product is one [batch·M × K]·[K × N] matmul. A constant B without batch extent is reordered once, at
 // creation, into the layout oneDNN prefers for the statically known M. One primitive per shape signature.
+//
+// The same kernel runs the optimizer's ai.ferry FusedMatMul, Y = act(MatMul(A, B) + C): C ([N]) is the
+// primitive's bias, described as [1, ..., 1, N] over Y's rank, and the activation its eltwise post-ops
+// (fused_activation.h); with K = 0 (no product) Y is act(C) computed here.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/matmul_util.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
+#include "schemas/schema.h"
 
 namespace ferry::cpu {
 namespace {
@@ -77,11 +83,40 @@ dnnl::memory::desc Dense(const std::vector<int64_t>& dims) {
   return PlainDesc(Shape(dims.begin(), dims.end()), DataType::kFloat);
 }
 
+// What the node adds to the product: nothing (MatMul), or FusedMatMul's bias C and activation.
+struct MatMulConfig {
+  bool has_bias = false;
+  FusedActivation act;
+  dnnl::primitive_attr attr;  // the activation's eltwise post-ops
+
+  static MatMulConfig FromNode(const ir::Node& node, bool fused) {
+    MatMulConfig c;
+    if (!fused) return c;
+    c.has_bias = node.input(2) != nullptr;
+    if (const std::string reason = FusedActivation::Parse(node, &c.act); !reason.empty()) {
+      throw UnsupportedError(node.Describe() + ": " + reason);
+    }
+    if (c.act.kind != FusedActivation::Kind::kNone) {
+      dnnl::post_ops ops;
+      c.act.AppendTo(ops);
+      c.attr.set_post_ops(ops);
+    }
+    return c;
+  }
+  // The bias desc for a destination of `y_rank` dims: [1, ..., 1, n] (a zero desc without bias).
+  dnnl::memory::desc Bias(size_t y_rank, int64_t n) const {
+    if (!has_bias) return {};
+    std::vector<int64_t> dims(y_rank, 1);
+    dims.back() = n;
+    return Dense(dims);
+  }
+};
+
 // Everything one shape signature needs: the primitive and how the buffers map onto it.
 struct MatMulEntry {
   MatMulShape shape;
-  bool trivial = false;  // empty output, or K == 0 (all zeros): no primitive
-  dnnl::memory::desc a_md, b_md, y_md;
+  bool trivial = false;  // empty output, or K == 0 (act(C) or zeros): no primitive
+  dnnl::memory::desc a_md, b_md, bias_md, y_md;
   MatMulPrimitive mm;
   // Merged batch dims beyond oneDNN's rank limit run as a loop: their extents and per-step element strides.
   std::vector<int64_t> outer, outer_a_stride, outer_b_stride, outer_y_stride;
@@ -89,7 +124,8 @@ struct MatMulEntry {
 
 class MatMul : public OpKernel {
  public:
-  explicit MatMul(const ir::Node& node) {
+  // fused: FusedMatMul (bias C, activation), else MatMul.
+  MatMul(const ir::Node& node, bool fused) : cfg_(MatMulConfig::FromNode(node, fused)) {
     const ir::Value* bv = node.input(1);
     if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
     const Tensor& b = *bv->initializer();
@@ -113,27 +149,37 @@ class MatMul : public OpKernel {
       }
       if (known && r > 0) rows = r;
     }
-    weights_ = MatMulWeights(bv->initializer_ptr(), Dense({k, n}), Dense({rows, k}), Dense({rows, n}), {}, {},
-                             node.Describe());
+    weights_ = MatMulWeights(bv->initializer_ptr(), Dense({k, n}), Dense({rows, k}), Dense({rows, n}),
+                             cfg_.Bias(2, n), cfg_.attr, node.Describe());
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
+    const Tensor* c = cfg_.has_bias ? &ctx.required_input(2) : nullptr;
     const std::string what = ctx.Describe();
-    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": inputs A and B must be float32, got " + std::string(DataTypeName(a.dtype())) +
-                                 " and " + std::string(DataTypeName(b.dtype())));
+    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat)) {
+      throw InvalidArgumentError(what + ": inputs A, B (and C) must be float32, got " +
+                                 std::string(DataTypeName(a.dtype())) + ", " + std::string(DataTypeName(b.dtype())) +
+                                 (c ? ", " + std::string(DataTypeName(c->dtype())) : std::string()));
     }
     const bool packed = weights_.Usable(b);
     std::vector<int64_t> key = ShapeKey({&a, &b});
     key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
     auto entry = cache_.Get(key, [&] { return Build(a.shape(), b.shape(), packed, what); });
-    // A trivial product (empty, or K == 0) is the zeroed output; otherwise oneDNN writes every element.
-    Tensor& y = entry->trivial ? ctx.Output(0, DataType::kFloat, entry->shape.y_shape)
-                               : ctx.OutputUninitialized(0, DataType::kFloat, entry->shape.y_shape);
-    if (entry->trivial) return;  // empty, or K == 0: the zeroed output is the product
     const MatMulEntry& e = *entry;
+    if (c && (c->rank() != 1 || c->dim(0) != e.shape.n)) {
+      throw InvalidArgumentError(what + ": input C has shape " + ShapeToString(c->shape()) + ", expected [" +
+                                 std::to_string(e.shape.n) + "] (B's column count, for B " +
+                                 ShapeToString(b.shape()) + ")");
+    }
+    // A trivial product (empty, or K == 0) is the zeroed output; otherwise oneDNN writes every element.
+    Tensor& y = e.trivial ? ctx.Output(0, DataType::kFloat, e.shape.y_shape)
+                          : ctx.OutputUninitialized(0, DataType::kFloat, e.shape.y_shape);
+    if (e.trivial) {  // empty, or K == 0: the product is zeros, Y is act(C) (or act(0)) in every row
+      FillWithoutProduct(c, e.shape.n, y);
+      return;
+    }
     const bool use_packed = e.mm.packed && packed;
     int64_t steps = 1;
     for (int64_t d : e.outer) steps *= d;
@@ -154,6 +200,7 @@ class MatMul : public OpKernel {
         dnnl::memory bm = use_packed ? weights_.memory() : dnnl::memory(e.b_md, Engine(), const_cast<float*>(bp + bo));
         dnnl::memory ym(e.y_md, Engine(), yp + yo);
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, ym}};
+        if (c) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e.bias_md, Engine(), const_cast<float*>(c->data<float>())));
         AddScratchpad(args, e.mm.scratch);
         e.mm.prim.execute(s, args);
       }
@@ -161,6 +208,13 @@ class MatMul : public OpKernel {
   }
 
  private:
+  void FillWithoutProduct(const Tensor* c, int64_t n, Tensor& y) const {
+    if (!c && cfg_.act.kind == FusedActivation::Kind::kNone) return;  // zeros
+    float* yp = y.data<float>();
+    const float* cp = c ? c->data<float>() : nullptr;
+    for (int64_t i = 0; i < y.size(); ++i) yp[i] = cfg_.act.Apply(cp ? cp[i % n] : 0.0f);
+  }
+
   std::shared_ptr<MatMulEntry> Build(const Shape& a, const Shape& b, bool packed, const std::string& what) const {
     auto e = std::make_shared<MatMulEntry>();
     e->shape = ResolveMatMul(a, b, what);
@@ -174,7 +228,8 @@ class MatMul : public OpKernel {
       e->a_md = Dense({rows, s.k});
       e->b_md = Dense({s.k, s.n});
       e->y_md = Dense({rows, s.n});
-      e->mm = MakeMatMul(e->a_md, e->b_md, {}, e->y_md, {}, packed ? &weights_ : nullptr);
+      e->bias_md = cfg_.Bias(2, s.n);
+      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, cfg_.attr, packed ? &weights_ : nullptr);
       return e;
     }
     // Batched: inner merged dims go to oneDNN (equal ranks, 1 = broadcast), the rest become a loop.
@@ -195,7 +250,8 @@ class MatMul : public OpKernel {
     e->a_md = Dense(ad);
     e->b_md = Dense(bd);
     e->y_md = Dense(yd);
-    e->mm = MakeMatMul(e->a_md, e->b_md, {}, e->y_md, {}, nullptr);
+    e->bias_md = cfg_.Bias(yd.size(), s.n);
+    e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, cfg_.attr, nullptr);
     // Element strides of the loop dims (0 where the operand broadcasts).
     e->outer.assign(s.batch.begin(), s.batch.begin() + static_cast<std::ptrdiff_t>(split));
     e->outer_a_stride.resize(split);
@@ -212,9 +268,18 @@ class MatMul : public OpKernel {
     return e;
   }
 
+  MatMulConfig cfg_;
   MatMulWeights weights_;
   ShapeCache<MatMulEntry> cache_;
 };
+
+std::unique_ptr<OpKernel> MakeMatMulKernel(const ir::Node& node) { return std::make_unique<MatMul>(node, false); }
+std::unique_ptr<OpKernel> MakeFusedMatMul(const ir::Node& node) { return std::make_unique<MatMul>(node, true); }
+
+std::string FusedMatMulPredicate(const ir::Node& node) {
+  FusedActivation act;
+  return FusedActivation::Parse(node, &act);
+}
 
 }  // namespace
 
@@ -223,8 +288,20 @@ void RegisterMatMulKernels(KernelRegistry& r) {
   r.Add({.op = "MatMul",
          .since = 1,
          .types = {{"T", {DataType::kFloat}}},
-         .create = MakeKernel<MatMul>,
+         .create = MakeMatMulKernel,
          .name = "cpu.f32_matmul__onednn.1"});
+}
+
+void RegisterFusedMatMulKernels(KernelRegistry& r) {
+  r.Add({.op = "FusedMatMul",
+         .domain = std::string(schemas::kFerryDomain),
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeFusedMatMul,
+         .predicate = FusedMatMulPredicate,
+         .isa = {},
+         .name = "cpu.f32_fused_matmul__onednn.1",
+         .constraints = "float32; activation Clip only with min <= max"});
 }
 
 }  // namespace ferry::cpu

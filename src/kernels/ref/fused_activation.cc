@@ -1,4 +1,4 @@
-// The fused activation of FusedConv / BlockedConv: parsing and the reference loops (fused_activation.h).
+// The fused activation of FusedConv / BlockedConv / FusedMatMul: parsing and the reference loops (fused_activation.h).
 #include "kernels/ref/fused_activation.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "ferry/error.h"
+#include "kernels/ref/gelu.h"
 
 namespace ferry::ref {
 namespace {
@@ -34,6 +35,7 @@ constexpr ActivationInfo kActivations[] = {
     {Kind::kHardSigmoid, "HardSigmoid", 2, 0.2f, 0.5f},
     {Kind::kHardSwish, "HardSwish", 0, 0, 0},
     {Kind::kSilu, "Silu", 0, 0, 0},
+    {Kind::kGelu, "Gelu", 0, 0, 0},
 };
 
 // The same formula as the ref Sigmoid kernel (unary_math.cc): exp never overflows.
@@ -60,7 +62,7 @@ FusedActivation FusedActivation::FromNode(const ir::Node& node) {
   }
   if (!info) {
     throw InvalidModelError(node.Describe() + ": unknown activation '" + name +
-                            "' (expected \"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish or Silu)");
+                            "' (expected \"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu or Gelu)");
   }
   if (!params.empty() && params.size() != info->params) {
     throw InvalidModelError(node.Describe() + ": activation '" + name + "' takes " + std::to_string(info->params) +
@@ -93,6 +95,7 @@ void FusedActivation::Apply(float* y, int64_t n, int threads) const {
     case Kind::kHardSigmoid: return Map(y, n, threads, [a, b](float x) { return Clamp01(a * x + b); });
     case Kind::kHardSwish: return Map(y, n, threads, [](float x) { return x * Clamp01(x / 6 + 0.5f); });
     case Kind::kSilu: return Map(y, n, threads, [](float x) { return x * Sigmoid(x); });
+    case Kind::kGelu: return Map(y, n, threads, [](float x) { return GeluErf(x); });
   }
 }
 

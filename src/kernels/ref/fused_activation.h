@@ -1,5 +1,6 @@
-// The activation fused into the ai.ferry convolutions (FusedConv, BlockedConv; schemas_ferry.cc), read once from
-// the node's `activation` (name) and `activation_params` (floats; empty = the defaults below) attributes.
+// The activation fused into the ai.ferry convolutions and matrix products (FusedConv, BlockedConv, FusedMatMul;
+// schemas_ferry.cc), read once from the node's `activation` (name) and `activation_params` (floats; empty = the
+// defaults below) attributes.
 //
 //   activation   params (defaults)            y =
 //   ""           -                            x
@@ -11,11 +12,13 @@
 //   HardSigmoid  alpha, beta (0.2, 0.5)       max(0, min(1, alpha * x + beta)); NaN stays NaN
 //   HardSwish    -                            x * max(0, min(1, x / 6 + 0.5)); NaN stays NaN
 //   Silu         -                            x * sigmoid(x)
+//   Gelu         -                            x * 0.5 * (1 + erf(x / sqrt 2)), as the ref Gelu kernel (gelu.h)
 //
-// Each is exactly the standard ONNX op of that name (Silu: Mul(x, Sigmoid(x))), so FusedConv equals Conv, Add and
-// the activation run one after another. A backend mapping these onto its own primitives (e.g. oneDNN eltwise
-// post-ops: relu with alpha 0 / alpha, clip_v2, logistic, tanh, hardsigmoid, hardswish with 1/6 and 0.5, swish
-// with alpha 1) reads `kind`, `alpha` and `beta`; edge cases (NaN, min > max) are the table's.
+// Each is exactly the standard ONNX op of that name (Silu: Mul(x, Sigmoid(x)); Gelu: Gelu-20 with approximate
+// "none"), so FusedConv equals Conv, Add and the activation run one after another. A backend mapping these onto
+// its own primitives (e.g. oneDNN eltwise post-ops: relu with alpha 0 / alpha, clip_v2, logistic, tanh,
+// hardsigmoid, hardswish with 1/6 and 0.5, swish with alpha 1, gelu_erf) reads `kind`, `alpha` and `beta`; edge
+// cases (NaN, min > max) are the table's.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,7 @@
 namespace ferry::ref {
 
 struct FusedActivation {
-  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu };
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu };
 
   Kind kind = Kind::kNone;
   // LeakyRelu: alpha. Clip: alpha = min, beta = max. HardSigmoid: alpha, beta. Unused otherwise.

@@ -1,8 +1,7 @@
 // Gelu (opset 20): approximate="none": 0.5 x (1 + erf(x / sqrt 2)); "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-#include <cmath>
-
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/gelu.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -19,14 +18,7 @@ struct GeluOp {
   }
   template <typename T>
   T operator()(T v) const {
-    return ViaAcc(v, [&](auto x) -> decltype(x) {
-      using A = decltype(x);
-      if (tanh_approx) {
-        const A k = static_cast<A>(0.7978845608028654);  // sqrt(2 / pi)
-        return A(0.5) * x * (A(1) + std::tanh(k * (x + static_cast<A>(0.044715) * x * x * x)));
-      }
-      return A(0.5) * x * (A(1) + std::erf(x * static_cast<A>(0.7071067811865476)));
-    });
+    return ViaAcc(v, [&](auto x) -> decltype(x) { return tanh_approx ? GeluTanh(x) : GeluErf(x); });
   }
 };
 

@@ -63,6 +63,9 @@ struct MatMulPlan {
 };
 // Defined in matmul.cc; throws InvalidArgumentError naming `what` for scalars or mismatched K / batch dims.
 MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what);
+// y = a · b for float32 operands laid out as `p` describes (defined in matmul.cc; the ref MatMul's float path,
+// also run by FusedMatMul): one GEMM when B is shared, else one per matrix; writes every element of y.
+void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, int threads);
 
 // Element-wise conversion between a storage type (float16, bfloat16, float, ...) and float work buffers, so the
 // 16-bit float types compute through GemmF32.

@@ -49,8 +49,6 @@ MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what) {
   return p;
 }
 
-namespace {
-
 void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, int threads) {
   const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
   if (batches == 0 || p.m == 0 || p.n == 0) return;
@@ -74,6 +72,8 @@ void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, in
             b + p.b_offsets[static_cast<size_t>(i)], p.n, 0.0f, y + i * p.m * p.n, p.n, threads);
   }
 }
+
+namespace {
 
 template <typename T>
 void MatMulSimple(const MatMulPlan& p, const T* a, const T* b, T* y, int threads) {

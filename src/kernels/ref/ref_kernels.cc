@@ -147,6 +147,7 @@ void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 // --- ai.ferry (optimizer-produced ops) ---
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
+void RegisterFusedMatMulKernels(KernelRegistry& r);
 
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
@@ -284,6 +285,7 @@ void RegisterRefKernels(KernelRegistry& r) {
   // --- ai.ferry (optimizer-produced ops) ---
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
+  RegisterFusedMatMulKernels(r);
 }
 
 }  // namespace ferry::ref

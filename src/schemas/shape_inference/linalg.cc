@@ -1,6 +1,6 @@
-// Shape inference for linear algebra: MatMul (numpy semantics: 1-D promotion, batch broadcasting) and its
-// integer/quantized forms, Gemm, Det and Einsum. Inner dimensions that are both static and differ prove the
-// model invalid.
+// Shape inference for linear algebra: MatMul (numpy semantics: 1-D promotion, batch broadcasting), its
+// integer/quantized forms and ai.ferry::FusedMatMul, Gemm, Det and Einsum. Inner dimensions that are both static
+// and differ prove the model invalid.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -46,6 +46,21 @@ void MatMul(InferenceContext& ctx) {
   if (!drop_m) out.push_back(a[a.size() - 2]);
   if (!drop_n) out.push_back(b[b.size() - 1]);
   ctx.SetOutputShape(0, std::move(out));
+}
+
+// ai.ferry::FusedMatMul (schemas_ferry.cc): MatMul's output; C, when given, is [N] (N: B's column count).
+void FusedMatMul(InferenceContext& ctx) {
+  MatMul<0, 1>(ctx);
+  const Dims* c = ctx.has_input(2) ? ctx.input_shape(2) : nullptr;
+  if (!c) return;
+  if (c->size() != 1) ctx.Fail("input C " + ctx.InputString(2) + " must have rank 1 ([N])");
+  const Dims* b = ctx.input_shape(1);
+  if (!b || b->empty()) return;
+  const ir::Dim n = b->size() == 1 ? ir::Dim::Static(1) : b->back();
+  if (n.is_static() && (*c)[0].is_static() && n.value != (*c)[0].value) {
+    ctx.Fail("input C " + ctx.InputString(2) + " must have B's column count N = " + std::to_string(n.value) +
+             " (B " + ctx.InputString(1) + ")");
+  }
 }
 
 // Gemm: op(A) [M, K] x op(B) [K, N] -> [M, N].
@@ -174,6 +189,7 @@ void RegisterLinalgShapeInference(SchemaRegistry& r) {
   r.SetInference("", "Gemm", 1, Gemm);
   r.SetInference("", "Det", 1, Det);
   r.SetInference("", "Einsum", 1, Einsum);
+  r.SetInference(kFerryDomain, "FusedMatMul", 1, FusedMatMul);  // here for MatMul's; other ai.ferry ops: nn.cc
 }
 
 }  // namespace ferry::schemas

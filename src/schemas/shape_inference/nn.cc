@@ -526,6 +526,7 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference(ferry, "ReorderToBlocked", 1, ReorderToBlocked);
   r.SetInference(ferry, "ReorderFromBlocked", 1, ReorderFromBlocked);
   r.SetInference(ferry, "Gelu", 1, SameShape);
+  // FusedMatMul: linalg.cc, which has MatMul's inference.
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);
   r.SetInference("", "MaxUnpool", 1, MaxUnpool);

@@ -1,0 +1,110 @@
+#include "passes/fusion_util.h"
+
+#include <limits>
+#include <utility>
+
+#include "passes/rewrite_util.h"
+#include "schemas/schema.h"
+
+namespace ferry::passes {
+
+bool IsFusableConv(const ir::Node& n, bool allow_z) {
+  const ir::Value* x = n.input(0);
+  if (!x || x->type().elem_type != DataType::kFloat) return false;
+  if (n.domain().empty() && n.op_type() == "Conv") {
+    // Conv-1's SAME_* padding differs from opset 11's (and FusedConv's) once a stride is > 1.
+    const std::string pad = n.GetString("auto_pad", "NOTSET");
+    return n.opset() >= 11 || (pad != "SAME_UPPER" && pad != "SAME_LOWER");
+  }
+  if (n.domain() == schemas::kFerryDomain && n.op_type() == "FusedConv") {
+    return n.GetString("activation", "").empty() && (allow_z || n.input(3) == nullptr);
+  }
+  return false;
+}
+
+namespace {
+
+// Clip's bounds: attributes before opset 11, constant inputs from 11 on (absent = unbounded).
+bool ClipBounds(const ir::Graph& g, const ir::Node& clip, std::vector<float>* params) {
+  // Absent bounds are the type's lowest and highest finite values, as in Clip (so Clip maps +-inf to them).
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (clip.opset() < 11) {
+    lo = clip.GetFloat("min", lo);
+    hi = clip.GetFloat("max", hi);
+  } else {
+    for (size_t i = 1; i < 3; ++i) {
+      const ir::Value* v = clip.input(i);
+      if (!v) continue;
+      const auto c = ConstantScalar(g, v);
+      if (!c) return false;
+      (i == 1 ? lo : hi) = *c;
+    }
+  }
+  *params = {lo, hi};
+  return true;
+}
+
+}  // namespace
+
+std::vector<ir::Attribute> ActivationMatch::Attributes() const {
+  return {StringAttr("activation", activation), FloatsAttr("activation_params", params)};
+}
+
+bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m) {
+  if (y->consumers().size() == 2 && !IsGraphOutput(g, y)) {  // SiLU: Mul(Y, Sigmoid(Y))
+    ir::Node* a = y->consumers()[0];
+    ir::Node* b = y->consumers()[1];
+    if (a->op_type() == "Mul") std::swap(a, b);
+    if (a->domain().empty() && a->op_type() == "Sigmoid" && b->domain().empty() && b->op_type() == "Mul" &&
+        a->owner() == &g && b->owner() == &g && SoleConsumer(g, a->output(0)) == b && b->num_inputs() == 2 &&
+        ((b->input(0) == y && b->input(1) == a->output(0)) || (b->input(1) == y && b->input(0) == a->output(0)))) {
+      *m = {{a, b}, b->output(0), "Silu", {}};
+      return true;
+    }
+    return false;
+  }
+  ir::Node* act = SoleConsumer(g, y);
+  if (!act || act->input(0) != y) return false;
+  const std::string& op = act->op_type();
+  ActivationMatch r{{act}, act->output(0), op, {}};
+  if (op == "Gelu" && (act->domain().empty() || act->domain() == schemas::kFerryDomain)) {
+    if (act->GetString("approximate", "none") != "none") return false;  // Gelu-20 and ai.ferry::Gelu alike
+  } else if (!act->domain().empty()) {
+    return false;
+  } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") {
+  } else if (op == "LeakyRelu") {
+    r.params = {act->GetFloat("alpha", 0.01f)};
+  } else if (op == "HardSigmoid") {
+    r.params = {act->GetFloat("alpha", 0.2f), act->GetFloat("beta", 0.5f)};
+  } else if (op == "Clip") {
+    if (!ClipBounds(g, *act, &r.params)) return false;
+  } else {
+    return false;
+  }
+  *m = std::move(r);
+  return true;
+}
+
+ir::Node* ReplaceWithFused(ir::Model& model, ir::Graph& graph, const PassContext& ctx, const std::string& op,
+                           ir::Node* anchor, const std::vector<ir::Node*>& absorbed, std::vector<ir::Value*> inputs,
+                           ir::Value* output, std::vector<ir::Attribute> extra) {
+  std::vector<ir::Attribute> attrs;
+  for (const ir::Attribute& a : anchor->attributes()) {
+    bool replaced = false;
+    for (const ir::Attribute& e : extra) replaced = replaced || e.name == a.name;
+    if (!replaced) attrs.push_back(a);
+  }
+  attrs.insert(attrs.end(), extra.begin(), extra.end());
+  const Backend* home = ctx.BackendFor(*anchor);
+  if (!home) return nullptr;
+  for (const ir::Node* n : absorbed) {
+    if (ctx.Frozen(*n)) return nullptr;
+  }
+  if (!WouldRunOn(graph, ctx, home, std::string(schemas::kFerryDomain), op, 1, inputs, attrs)) return nullptr;
+  const std::string name = anchor->name();
+  for (ir::Node* n : absorbed) graph.RemoveNode(n);
+  graph.RemoveNode(anchor);
+  return AddFerryNode(model, graph, name, op, std::move(inputs), {output}, std::move(attrs));
+}
+
+}  // namespace ferry::passes
