@@ -127,7 +127,8 @@ class Rewriter {
   bool IsBlocked(ir::Value* v) const { return v && twins_.count(v) > 0; }
 
   // Replaces `old` by `op` (domain `domain`) reading `inputs`, when the backend that runs `old` runs it too.
-  bool Replace(ir::Node* old, const std::string& domain, const std::string& op, std::vector<ir::Value*> inputs,
+  // By value: `op` is often old->op_type(), which dies with `old`.
+  bool Replace(ir::Node* old, std::string domain, std::string op, std::vector<ir::Value*> inputs,
                std::vector<ir::Attribute> attrs, int block) {
     ir::Value* y = old->output(0);
     const auto ydims = BlockableDims(y);

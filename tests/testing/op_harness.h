@@ -55,6 +55,13 @@ inline onnx::AttributeProto Ints(const std::string& name, const std::vector<int6
   for (int64_t x : v) a.add_ints(x);
   return a;
 }
+inline onnx::AttributeProto Floats(const std::string& name, const std::vector<float>& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOATS);
+  for (float x : v) a.add_floats(x);
+  return a;
+}
 inline onnx::AttributeProto Str(const std::string& name, const std::string& v) {
   onnx::AttributeProto a;
   a.set_name(name);

@@ -13,6 +13,7 @@
 #include "kernels/cpu/dnnl_scratchpad.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/kernel_def.h"
+#include "kernels/ref/blocked_layout.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
 
@@ -45,18 +46,7 @@ dnnl::memory::desc BlockedDesc(const Shape& logical, int64_t block) {
   return md;
 }
 
-Shape BlockedShape(const Shape& logical, int64_t block) {
-  if (block == 0) {  // channels-last
-    Shape s{logical[0]};
-    s.insert(s.end(), logical.begin() + 2, logical.end());
-    s.push_back(logical[1]);
-    return s;
-  }
-  Shape s(logical);
-  s[1] = (logical[1] + block - 1) / block;
-  s.push_back(block);
-  return s;
-}
+Shape BlockedShape(const Shape& logical, int64_t block) { return ref::BlockedShape(logical, block); }
 
 Shape LogicalShape(const Shape& blocked, int64_t channels, int64_t block) {
   Shape s{blocked[0], channels};

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "kernels/cpu/conv_test_util.h"
+#include "kernels/ref/blocked_layout.h"
 
 namespace ferry::testing {
 namespace {
@@ -15,18 +16,7 @@ namespace {
 const std::string kFerry = "ai.ferry";
 
 // The stored shape of a blocked tensor: [N, ceil(C/b), D..., b], or [N, D..., C] channels-last (block 0).
-Shape Blocked(const Shape& logical, int64_t block) {
-  if (block == 0) {
-    Shape s{logical[0]};
-    s.insert(s.end(), logical.begin() + 2, logical.end());
-    s.push_back(logical[1]);
-    return s;
-  }
-  Shape s(logical);
-  s[1] = (logical[1] + block - 1) / block;
-  s.push_back(block);
-  return s;
-}
+Shape Blocked(const Shape& logical, int64_t block) { return ref::BlockedShape(logical, block); }
 
 struct Activation {
   std::string name;
@@ -50,14 +40,6 @@ Activation RandomActivation(std::mt19937& rng) {
                                     {"Clip", {}},
                                     {"HardSigmoid", {}}};
   return kAll[Pick(rng, 0, static_cast<int64_t>(std::size(kAll)) - 1)];
-}
-
-onnx::AttributeProto Floats(const std::string& name, const std::vector<float>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOATS);
-  for (float x : v) a.add_floats(x);
-  return a;
 }
 
 void AddActivation(OpTest& t, const Activation& a) {

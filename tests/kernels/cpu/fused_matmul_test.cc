@@ -10,14 +10,6 @@
 namespace ferry::testing {
 namespace {
 
-onnx::AttributeProto Floats(const std::string& name, const std::vector<float>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOATS);
-  for (float x : v) a.add_floats(x);
-  return a;
-}
-
 struct Activation {
   std::string name;
   std::vector<float> params;

@@ -21,15 +21,8 @@ namespace {
 
 using testing::Int;
 using testing::Ints;
+using testing::Floats;
 using testing::Str;
-
-onnx::AttributeProto Floats(const std::string& name, const std::vector<float>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOATS);
-  for (float x : v) a.add_floats(x);
-  return a;
-}
 
 struct NodeSpec {
   std::string op;

@@ -18,6 +18,7 @@
 namespace ferry {
 namespace {
 
+using testing::Floats;
 using testing::Str;
 
 int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
@@ -78,14 +79,6 @@ Tensor Scalar(float v) {
   Tensor t(DataType::kFloat, Shape{});
   t.data<float>()[0] = v;
   return t;
-}
-
-onnx::AttributeProto Floats(const std::string& name, const std::vector<float>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOATS);
-  for (float x : v) a.add_floats(x);
-  return a;
 }
 
 struct Act {
