@@ -424,9 +424,7 @@ TEST(Placement, ReportTextAndJson) {
 }
 
 std::string WriteTemp(const std::string& bytes, const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/ferry_placement_" + name + ".onnx";
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
+  return testing::WriteTempFile(bytes, "placement_" + name + ".onnx");
 }
 
 // `ferry check` runs the same partitioner: for every option set, each node's verdict and backend in the check

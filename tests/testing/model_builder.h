@@ -1,13 +1,27 @@
 // Building small ONNX models in tests, directly as ModelProto (no Python needed).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 namespace ferry::testing {
+
+// Writes `bytes` to a temporary file and returns its path: unique per process and test, since ctest runs the
+// tests of one file as parallel processes (two writing one path let a reader see a half-written model).
+inline std::string WriteTempFile(const std::string& bytes, const std::string& name) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string path = ::testing::TempDir() + "/ferry_" + std::to_string(::getpid()) + "_" +
+                           (test ? std::string(test->test_suite_name()) + "_" + test->name() + "_" : std::string()) +
+                           name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
 
 class ModelBuilder {
  public:

@@ -100,9 +100,7 @@ void FloatInit(ModelBuilder& b, const std::string& name, std::vector<int64_t> di
 }
 
 std::string WriteModel(const ModelBuilder& b, const std::string& name) {
-  std::string path = ::testing::TempDir() + "/ferry_check_" + name + ".onnx";
-  std::ofstream(path, std::ios::binary) << b.Bytes();
-  return path;
+  return testing::WriteTempFile(b.Bytes(), "check_" + name + ".onnx");
 }
 
 // One node per case, all in one opset-17 model:
