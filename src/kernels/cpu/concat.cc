@@ -9,6 +9,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -22,35 +23,14 @@ struct Segment {
 
 class Concat : public OpKernel {
  public:
-  // Concat-1 has an optional axis defaulting to 1; later versions require it.
-  explicit Concat(const ir::Node& node) {
-    if (node.opset() >= 4) node.RequireAttr("axis");
-    axis_ = node.GetInt("axis", 1);
-  }
+  explicit Concat(const ir::Node& node) : axis_(ref::ReadConcatAxis(node)) {}
 
   void Compute(KernelContext& ctx) const override {
-    std::vector<const Tensor*> ins;
-    for (int i = 0; i < ctx.input_count(); ++i) {
-      if (const Tensor* t = ctx.input(i)) ins.push_back(t);
-    }
-    if (ins.empty()) throw InvalidArgumentError(ctx.Describe() + ": needs at least one input");
+    const ref::ConcatShape cs = ref::ResolveConcat(ctx, axis_);
+    const std::vector<const Tensor*>& ins = cs.inputs;
     const Tensor& first = *ins[0];
-    const int64_t rank = first.rank();
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": cannot concatenate scalars");
-    const int64_t axis = ref::NormalizeAxis(axis_, rank, ctx.Describe());
-    Shape out_shape = first.shape();
-    out_shape[static_cast<size_t>(axis)] = 0;
-    for (size_t k = 0; k < ins.size(); ++k) {
-      const Tensor& t = *ins[k];
-      bool ok = t.dtype() == first.dtype() && t.rank() == rank;
-      for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || t.dim(d) == first.dim(d);
-      if (!ok) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(k) + " " + ref::DescribeTensor(t) +
-                                   " does not match input 0 " + ref::DescribeTensor(first) + " outside axis " +
-                                   std::to_string(axis));
-      }
-      out_shape[static_cast<size_t>(axis)] += t.dim(axis);
-    }
+    const int64_t rank = first.rank(), axis = cs.axis;
+    const Shape& out_shape = cs.out_shape;
     Tensor& y = ctx.OutputUninitialized(0, first.dtype(), out_shape);
     if (y.size() == 0) return;
     const int elem = ElementBytes(y.dtype());

@@ -11,49 +11,15 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
 namespace {
 
-enum class PadMode { kConstant, kEdge, kReflect, kWrap };
-
-// Source index along a dimension of size n (> 0) for a possibly outside index i, per mode (not constant).
-int64_t SourceIndex(PadMode mode, int64_t i, int64_t n) {
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case PadMode::kEdge:
-      return std::clamp<int64_t>(i, 0, n - 1);
-    case PadMode::kWrap:
-      return ((i % n) + n) % n;
-    case PadMode::kReflect: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      const int64_t m = ((i % period) + period) % period;
-      return m >= n ? period - m : m;
-    }
-    case PadMode::kConstant:
-      break;
-  }
-  return -1;
-}
-
 class Pad : public OpKernel {
  public:
-  explicit Pad(const ir::Node& node) {
-    const std::string mode = node.GetString("mode", "constant");
-    if (mode == "constant") {
-      mode_ = PadMode::kConstant;
-    } else if (mode == "edge") {
-      mode_ = PadMode::kEdge;
-    } else if (mode == "reflect") {
-      mode_ = PadMode::kReflect;
-    } else if (mode == "wrap") {
-      mode_ = PadMode::kWrap;
-    } else {
-      throw InvalidModelError(node.Describe() + ": unknown mode '" + mode + "'");
-    }
-  }
+  explicit Pad(const ir::Node& node) : mode_(ref::ReadPadMode(node)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -66,31 +32,11 @@ class Pad : public OpKernel {
     } else {
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     }
-    const size_t m = axes.size();
-    if (pads.size() != 2 * m) {
-      throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " must have 2 entries per padded axis (" +
-                                 std::to_string(m) + " axes of input " + ref::DescribeTensor(x) + ")");
-    }
-    std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (size_t i = 0; i < m; ++i) {
-      const auto a = static_cast<size_t>(ref::NormalizeAxis(axes[i], rank, what + ": input 'axes'"));
-      if (seen[a]) throw InvalidArgumentError(what + ": axis " + std::to_string(axes[i]) + " is listed twice");
-      seen[a] = true;
-      begin[a] = pads[i];
-      end[a] = pads[i + m];
-    }
-    Shape out_shape(static_cast<size_t>(rank));
-    for (size_t d = 0; d < out_shape.size(); ++d) {
-      int64_t v = 0;
-      if (__builtin_add_overflow(x.shape()[d], begin[d], &v) || __builtin_add_overflow(v, end[d], &v) || v < 0) {
-        throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " give a negative or overflowing size " +
-                                   "for dimension " + std::to_string(d) + " of input " + ref::DescribeTensor(x));
-      }
-      out_shape[d] = v;
-    }
+    const ref::PadShape ps = ref::ResolvePad(x, pads, axes, what);
+    const std::vector<int64_t>& begin = ps.begin;
+    const Shape& out_shape = ps.out_shape;
     Tensor& y = ctx.Output(0, x.dtype(), out_shape);
-    if (mode_ == PadMode::kConstant) {
+    if (mode_ == ref::PadMode::kConstant) {
       const Tensor* value = ctx.input(2);
       if (value && value->size() > 0 && value->dtype() != x.dtype()) {
         throw InvalidArgumentError(ctx.Describe() + ": input 'constant_value' " + ref::DescribeTensor(*value) +
@@ -152,7 +98,7 @@ class Pad : public OpKernel {
     for (size_t d = 0; d < rank; ++d) {
       offs[d].resize(static_cast<size_t>(out_shape[d]));
       for (int64_t o = 0; o < out_shape[d]; ++o) {
-        offs[d][static_cast<size_t>(o)] = SourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
+        offs[d][static_cast<size_t>(o)] = ref::PadSourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
       }
     }
     const size_t last = rank - 1;
@@ -190,7 +136,7 @@ class Pad : public OpKernel {
     });
   }
 
-  PadMode mode_ = PadMode::kConstant;
+  ref::PadMode mode_ = ref::PadMode::kConstant;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -84,32 +85,12 @@ const TileKernels& Avx2Tiles() {
 
 class Transpose : public OpKernel {
  public:
-  Transpose(const ir::Node& node, const TileKernels& tiles) : tiles_(tiles) {
-    if (node.has_attr("perm")) {
-      perm_ = node.GetInts("perm");
-      has_perm_ = true;
-      std::vector<bool> seen(perm_.size(), false);
-      for (int64_t p : perm_) {
-        if (p < 0 || p >= static_cast<int64_t>(perm_.size()) || seen[static_cast<size_t>(p)]) {
-          throw InvalidModelError(node.Describe() + ": attribute 'perm' " + ShapeToString(perm_) +
-                                  " is not a permutation");
-        }
-        seen[static_cast<size_t>(p)] = true;
-      }
-    }
-  }
+  Transpose(const ir::Node& node, const TileKernels& tiles) : tiles_(tiles), perm_(ref::ReadPerm(node)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const size_t rank = x.shape().size();
-    std::vector<int64_t> perm = perm_;
-    if (!has_perm_) {
-      perm.resize(rank);
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    } else if (perm.size() != rank) {
-      throw InvalidArgumentError(ctx.Describe() + ": attribute 'perm' " + ShapeToString(perm) +
-                                 " does not match the rank of input 'data' " + ref::DescribeTensor(x));
-    }
+    const std::vector<int64_t> perm = ref::ResolvePerm(perm_, x, ctx.Describe());
     const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
     Shape out_shape(rank);
     std::vector<int64_t> src_strides(rank);
@@ -124,8 +105,7 @@ class Transpose : public OpKernel {
 
  private:
   const TileKernels& tiles_;
-  std::vector<int64_t> perm_;
-  bool has_perm_ = false;
+  std::optional<std::vector<int64_t>> perm_;
 };
 
 }  // namespace

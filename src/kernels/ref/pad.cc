@@ -8,15 +8,21 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
-namespace {
 
-enum class PadMode { kConstant, kEdge, kReflect, kWrap };
+PadMode ReadPadMode(const ir::Node& node) {
+  const std::string mode = node.GetString("mode", "constant");
+  if (mode == "constant") return PadMode::kConstant;
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "reflect") return PadMode::kReflect;
+  if (mode == "wrap") return PadMode::kWrap;
+  throw InvalidModelError(node.Describe() + ": unknown mode '" + mode + "'");
+}
 
-// Source index along a dimension of size n for a (possibly outside) index i, per mode (n > 0).
-int64_t SourceIndex(PadMode mode, int64_t i, int64_t n) {
+int64_t PadSourceIndex(PadMode mode, int64_t i, int64_t n) {
   if (i >= 0 && i < n) return i;
   switch (mode) {
     case PadMode::kEdge:
@@ -26,7 +32,7 @@ int64_t SourceIndex(PadMode mode, int64_t i, int64_t n) {
     case PadMode::kReflect: {
       if (n == 1) return 0;
       const int64_t period = 2 * (n - 1);
-      int64_t m = ((i % period) + period) % period;
+      const int64_t m = ((i % period) + period) % period;
       return m >= n ? period - m : m;
     }
     case PadMode::kConstant:
@@ -35,21 +41,40 @@ int64_t SourceIndex(PadMode mode, int64_t i, int64_t n) {
   return -1;
 }
 
+PadShape ResolvePad(const Tensor& x, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes,
+                    const std::string& what) {
+  const int64_t rank = x.rank();
+  const size_t m = axes.size();
+  if (pads.size() != 2 * m) {
+    throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " must have 2 entries per padded axis (" +
+                               std::to_string(m) + " axes of input " + DescribeTensor(x) + ")");
+  }
+  std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < m; ++i) {
+    const auto a = static_cast<size_t>(NormalizeAxis(axes[i], rank, what + ": input 'axes'"));
+    if (seen[a]) throw InvalidArgumentError(what + ": axis " + std::to_string(axes[i]) + " is listed twice");
+    seen[a] = true;
+    begin[a] = pads[i];
+    end[a] = pads[i + m];
+  }
+  Shape out_shape(static_cast<size_t>(rank));
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    int64_t v = 0;
+    if (__builtin_add_overflow(x.shape()[d], begin[d], &v) || __builtin_add_overflow(v, end[d], &v) || v < 0) {
+      throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " give a negative or overflowing size " +
+                                 "for dimension " + std::to_string(d) + " of input " + DescribeTensor(x));
+    }
+    out_shape[d] = v;
+  }
+  return {std::move(begin), std::move(out_shape)};
+}
+
+namespace {
+
 class Pad : public OpKernel {
  public:
-  explicit Pad(const ir::Node& node) : opset_(node.opset()) {
-    const std::string mode = node.GetString("mode", "constant");
-    if (mode == "constant") {
-      mode_ = PadMode::kConstant;
-    } else if (mode == "edge") {
-      mode_ = PadMode::kEdge;
-    } else if (mode == "reflect") {
-      mode_ = PadMode::kReflect;
-    } else if (mode == "wrap") {
-      mode_ = PadMode::kWrap;
-    } else {
-      throw InvalidModelError(node.Describe() + ": unknown mode '" + mode + "'");
-    }
+  explicit Pad(const ir::Node& node) : opset_(node.opset()), mode_(ReadPadMode(node)) {
     if (opset_ < 11) {
       const char* name = opset_ < 2 ? "paddings" : "pads";
       node.RequireAttr(name);
@@ -71,29 +96,9 @@ class Pad : public OpKernel {
     if (axes.empty() && !(opset_ >= 11 && ctx.input(3))) {
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     }
-    const size_t m = axes.size();
-    if (pads.size() != 2 * m) {
-      throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " must have 2 entries per padded axis (" +
-                                 std::to_string(m) + " axes of input " + DescribeTensor(x) + ")");
-    }
-    std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (size_t i = 0; i < m; ++i) {
-      const auto a = static_cast<size_t>(NormalizeAxis(axes[i], rank, what + ": input 'axes'"));
-      if (seen[a]) throw InvalidArgumentError(what + ": axis " + std::to_string(axes[i]) + " is listed twice");
-      seen[a] = true;
-      begin[a] = pads[i];
-      end[a] = pads[i + m];
-    }
-    Shape out_shape(static_cast<size_t>(rank));
-    for (size_t d = 0; d < out_shape.size(); ++d) {
-      int64_t v = 0;
-      if (__builtin_add_overflow(x.shape()[d], begin[d], &v) || __builtin_add_overflow(v, end[d], &v) || v < 0) {
-        throw InvalidArgumentError(what + ": pads " + ShapeToString(pads) + " give a negative or overflowing size " +
-                                   "for dimension " + std::to_string(d) + " of input " + DescribeTensor(x));
-      }
-      out_shape[d] = v;
-    }
+    const PadShape ps = ResolvePad(x, pads, axes, what);
+    const std::vector<int64_t>& begin = ps.begin;
+    const Shape& out_shape = ps.out_shape;
     Tensor& y = ctx.Output(0, x.dtype(), out_shape);
     if (mode_ == PadMode::kConstant) {
       Tensor value = ConstantValue(ctx, x.dtype());
@@ -113,7 +118,7 @@ class Pad : public OpKernel {
     for (size_t d = 0; d < offs.size(); ++d) {
       offs[d].resize(static_cast<size_t>(out_shape[d]));
       for (int64_t o = 0; o < out_shape[d]; ++o) {
-        offs[d][static_cast<size_t>(o)] = SourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
+        offs[d][static_cast<size_t>(o)] = PadSourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
       }
     }
     DispatchElements(x.dtype(), what, [&](auto acc) {

@@ -4,39 +4,49 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
+
+std::optional<std::vector<int64_t>> ReadPerm(const ir::Node& node) {
+  if (!node.has_attr("perm")) return std::nullopt;
+  std::vector<int64_t> perm = node.GetInts("perm");
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[static_cast<size_t>(p)]) {
+      throw InvalidModelError(node.Describe() + ": attribute 'perm' " + ShapeToString(perm) + " is not a permutation");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
+
+std::vector<int64_t> ResolvePerm(const std::optional<std::vector<int64_t>>& perm, const Tensor& x,
+                                 const std::string& what) {
+  const size_t rank = x.shape().size();
+  if (!perm) {
+    std::vector<int64_t> reversed(rank);
+    for (size_t i = 0; i < rank; ++i) reversed[i] = static_cast<int64_t>(rank - 1 - i);
+    return reversed;
+  }
+  if (perm->size() != rank) {
+    throw InvalidArgumentError(what + ": attribute 'perm' " + ShapeToString(*perm) +
+                               " does not match the rank of input 'data' " + DescribeTensor(x));
+  }
+  return *perm;
+}
+
 namespace {
 
 class Transpose : public OpKernel {
  public:
-  explicit Transpose(const ir::Node& node) {
-    if (node.has_attr("perm")) {
-      perm_ = node.GetInts("perm");
-      has_perm_ = true;
-      std::vector<bool> seen(perm_.size(), false);
-      for (int64_t p : perm_) {
-        if (p < 0 || p >= static_cast<int64_t>(perm_.size()) || seen[static_cast<size_t>(p)]) {
-          throw InvalidModelError(node.Describe() + ": attribute 'perm' " + ShapeToString(perm_) +
-                                  " is not a permutation");
-        }
-        seen[static_cast<size_t>(p)] = true;
-      }
-    }
-  }
+  explicit Transpose(const ir::Node& node) : perm_(ReadPerm(node)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const size_t rank = x.shape().size();
-    std::vector<int64_t> perm = perm_;
-    if (!has_perm_) {
-      perm.resize(rank);
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    } else if (perm.size() != rank) {
-      throw InvalidArgumentError(ctx.Describe() + ": attribute 'perm' " + ShapeToString(perm) +
-                                 " does not match the rank of input 'data' " + DescribeTensor(x));
-    }
+    const std::vector<int64_t> perm = ResolvePerm(perm_, x, ctx.Describe());
     const std::vector<int64_t> in_strides = Strides(x.shape());
     Shape out_shape(rank);
     std::vector<int64_t> src_strides(rank);
@@ -50,8 +60,7 @@ class Transpose : public OpKernel {
   }
 
  private:
-  std::vector<int64_t> perm_;
-  bool has_perm_ = false;
+  std::optional<std::vector<int64_t>> perm_;
 };
 
 }  // namespace
