@@ -170,16 +170,70 @@ inline std::vector<std::pair<std::string, Tensor>> Feeds(const OpTest& t) {
   return feeds;
 }
 
-// Runs `t` on `backends` (fallback forbidden when `strict`) and returns its outputs.
-inline std::vector<std::pair<std::string, Tensor>> RunOn(const OpTest& t, const std::vector<std::string>& backends,
-                                                         bool strict, int threads) {
-  const std::string bytes = OneNodeModel(t);
+// A session over the model `bytes` on `backends` (fallback forbidden when `strict`), `threads` threads, --isa `isa`.
+inline std::unique_ptr<Session> SessionFor(const std::string& bytes, const std::vector<std::string>& backends,
+                                           bool strict, int threads, const std::string& isa = "") {
   SessionOptions o;
   o.backends = backends;
   o.allow_fallback = !strict;
   o.threads = threads;
-  auto session = Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
-  return session->Run(Feeds(t));
+  o.isa = isa;
+  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
+}
+
+// Runs `t` on `backends` (fallback forbidden when `strict`) and returns its outputs.
+inline std::vector<std::pair<std::string, Tensor>> RunOn(const OpTest& t, const std::vector<std::string>& backends,
+                                                         bool strict, int threads) {
+  return SessionFor(OneNodeModel(t), backends, strict, threads)->Run(Feeds(t));
+}
+
+// Every output bit for bit (strings compared as strings).
+inline ::testing::AssertionResult SameBits(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype()) {
+    return ::testing::AssertionFailure() << "dtype " << DataTypeName(got.dtype()) << ", want "
+                                         << DataTypeName(want.dtype());
+  }
+  if (got.shape() != want.shape()) {
+    return ::testing::AssertionFailure() << "shape " << ShapeToString(got.shape()) << ", want "
+                                         << ShapeToString(want.shape());
+  }
+  if (got.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < got.size(); ++i) {
+      if (got.strings()[i] != want.strings()[i]) return ::testing::AssertionFailure() << "string " << i << " differs";
+    }
+    return ::testing::AssertionSuccess();
+  }
+  const auto* g = static_cast<const uint8_t*>(got.raw_data());
+  const auto* w = static_cast<const uint8_t*>(want.raw_data());
+  for (size_t i = 0; i < got.nbytes(); ++i) {
+    if (g[i] != w[i]) {
+      return ::testing::AssertionFailure() << "byte " << i << " of " << got.nbytes() << " differs: got "
+                                           << int(g[i]) << ", want " << int(w[i]);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// `t` is refused by the cpu kernel with a message containing `reason` (fallback forbidden), and with cpu,ref it
+// falls back to ref (recorded with that reason) and gives ref's result bit for bit.
+inline void ExpectRefusedAndFallsBack(const OpTest& t, const std::string& reason) {
+  const std::string bytes = OneNodeModel(t);
+  try {
+    SessionFor(bytes, {"cpu"}, true, 1);
+    ADD_FAILURE() << t.op << ": expected the cpu kernel to refuse the node";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+  auto session = SessionFor(bytes, {"cpu", "ref"}, false, 1);
+  ASSERT_EQ(session->placement().nodes.size(), 1u);
+  EXPECT_EQ(session->placement().nodes[0].backend, "ref");
+  EXPECT_EQ(session->placement().nodes[0].kind, "fallback");
+  EXPECT_NE(session->placement().nodes[0].reason.find(reason), std::string::npos)
+      << session->placement().nodes[0].reason;
+  const auto got = session->Run(Feeds(t));
+  const auto want = RunOn(t, {"ref"}, true, 1);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(SameBits(got[i].second, want[i].second));
 }
 
 inline double ElementAsDouble(const Tensor& t, int64_t i) {

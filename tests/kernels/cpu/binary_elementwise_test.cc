@@ -215,12 +215,12 @@ TEST(CpuBinaryElementwise, RefusesWhatItDoesNotImplement) {
                 .opset = 6,
                 .inputs = {In("a", RandomTensor(DataType::kFloat, {2, 3}, rng)),
                            In("b", RandomTensor(DataType::kFloat, {2, 3}, rng))}};
-  ExpectEwRefusedAndFallsBack(legacy, "not opset 6");
+  ExpectRefusedAndFallsBack(legacy, "not opset 6");
   // float64 is not implemented.
   OpTest f64{.op = "Sub",
              .inputs = {In("a", RandomTensor(DataType::kDouble, {4}, rng)),
                         In("b", RandomTensor(DataType::kDouble, {4}, rng))}};
-  ExpectEwRefusedAndFallsBack(f64, "float64");
+  ExpectRefusedAndFallsBack(f64, "float64");
 }
 
 }  // namespace

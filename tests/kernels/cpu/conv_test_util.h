@@ -46,36 +46,6 @@ inline std::string DynamicOneNodeModel(const OpTest& t) {
   return m.SerializeAsString();
 }
 
-inline std::unique_ptr<Session> SessionFor(const std::string& bytes, const std::vector<std::string>& backends,
-                                           bool strict, int threads) {
-  SessionOptions o;
-  o.backends = backends;
-  o.allow_fallback = !strict;
-  o.threads = threads;
-  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
-}
-
-// `t` is refused by the cpu kernel with a message containing `reason` (fallback forbidden), and with cpu,ref it
-// falls back to ref and gives ref's result.
-inline void ExpectRefusedAndFallsBack(const OpTest& t, const std::string& reason) {
-  const std::string bytes = OneNodeModel(t);
-  try {
-    SessionFor(bytes, {"cpu"}, true, 1);
-    ADD_FAILURE() << t.op << ": expected the cpu kernel to refuse the node";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
-  }
-  auto session = SessionFor(bytes, {"cpu", "ref"}, false, 1);
-  ASSERT_EQ(session->placement().nodes.size(), 1u);
-  EXPECT_EQ(session->placement().nodes[0].backend, "ref");
-  EXPECT_NE(session->placement().nodes[0].reason.find(reason), std::string::npos)
-      << session->placement().nodes[0].reason;
-  const auto got = session->Run(Feeds(t));
-  const auto want = RunOn(t, {"ref"}, true, 1);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(TensorsClose(got[i].second, want[i].second, 0, 0));
-}
-
 // Runs the dynamic-shape model of `t` on cpu (strict) and ref with the given feeds (one list per run, shapes may
 // differ between runs), from one thread per run when `concurrent`, and compares every output.
 inline void ExpectDynamicMatchesRef(const OpTest& t,

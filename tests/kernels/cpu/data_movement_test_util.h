@@ -62,40 +62,7 @@ inline std::string SymbolicDimsModel(const OpTest& t) {
 inline std::unique_ptr<Session> DataMovementSession(const OpTest& t, const std::vector<std::string>& backends,
                                                     bool strict, int threads, const std::string& isa = "",
                                                     bool symbolic_dims = false) {
-  const std::string bytes = symbolic_dims ? SymbolicDimsModel(t) : OneNodeModel(t);
-  SessionOptions o;
-  o.backends = backends;
-  o.allow_fallback = !strict;
-  o.threads = threads;
-  o.isa = isa;
-  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
-}
-
-// Every output bit for bit (strings compared as strings).
-inline ::testing::AssertionResult SameBits(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype()) {
-    return ::testing::AssertionFailure() << "dtype " << DataTypeName(got.dtype()) << ", want "
-                                         << DataTypeName(want.dtype());
-  }
-  if (got.shape() != want.shape()) {
-    return ::testing::AssertionFailure() << "shape " << ShapeToString(got.shape()) << ", want "
-                                         << ShapeToString(want.shape());
-  }
-  if (got.dtype() == DataType::kString) {
-    for (int64_t i = 0; i < got.size(); ++i) {
-      if (got.strings()[i] != want.strings()[i]) return ::testing::AssertionFailure() << "string " << i << " differs";
-    }
-    return ::testing::AssertionSuccess();
-  }
-  const auto* g = static_cast<const uint8_t*>(got.raw_data());
-  const auto* w = static_cast<const uint8_t*>(want.raw_data());
-  for (size_t i = 0; i < got.nbytes(); ++i) {
-    if (g[i] != w[i]) {
-      return ::testing::AssertionFailure() << "byte " << i << " of " << got.nbytes() << " differs: got "
-                                           << int(g[i]) << ", want " << int(w[i]);
-    }
-  }
-  return ::testing::AssertionSuccess();
+  return SessionFor(symbolic_dims ? SymbolicDimsModel(t) : OneNodeModel(t), backends, strict, threads, isa);
 }
 
 // Runs `t` on ref and on cpu alone (fallback forbidden, t.threads threads, the given --isa) and compares every
@@ -144,25 +111,6 @@ inline void ExpectSameErrorAsRef(const OpTest& t, ErrorCategory want_category) {
       EXPECT_EQ(e.category(), want_category) << backend << ": " << e.what();
     }
   }
-}
-
-// `t` is refused by the cpu kernel with a message containing `reason`, and with cpu,ref it falls back to ref.
-inline void ExpectRefusedAndFallsBack(const OpTest& t, const std::string& reason) {
-  try {
-    DataMovementSession(t, {"cpu"}, true, 1);
-    ADD_FAILURE() << t.op << ": expected the cpu kernel to refuse the node";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
-  }
-  auto session = DataMovementSession(t, {"cpu", "ref"}, false, 1);
-  ASSERT_EQ(session->placement().nodes.size(), 1u);
-  EXPECT_EQ(session->placement().nodes[0].backend, "ref");
-  EXPECT_NE(session->placement().nodes[0].reason.find(reason), std::string::npos)
-      << session->placement().nodes[0].reason;
-  const auto got = session->Run(Feeds(t));
-  const auto want = RunOn(t, {"ref"}, true, 1);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(SameBits(got[i].second, want[i].second));
 }
 
 // Byte-sized types the copy kernels accept, for random picks.

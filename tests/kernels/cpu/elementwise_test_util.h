@@ -34,13 +34,7 @@ inline int64_t EwPick(std::mt19937& rng, int64_t lo, int64_t hi) {
 
 inline std::unique_ptr<Session> EwSession(const OpTest& t, const std::vector<std::string>& backends, bool strict,
                                           int threads, const std::string& isa = "") {
-  const std::string bytes = OneNodeModel(t);
-  SessionOptions o;
-  o.backends = backends;
-  o.allow_fallback = !strict;
-  o.threads = threads;
-  o.isa = isa;
-  return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
+  return SessionFor(OneNodeModel(t), backends, strict, threads, isa);
 }
 
 // Runs `t` on ref and on cpu alone (fallback forbidden, t.threads threads, --isa `isa`); the cpu node must run
@@ -67,26 +61,6 @@ inline ::testing::AssertionResult MatchesRefWithKernel(const OpTest& t, const st
     if (!r) return ::testing::AssertionFailure() << t.op << " output " << i << " on cpu: " << r.message();
   }
   return ::testing::AssertionSuccess();
-}
-
-// `t` is refused by cpu with a message containing `reason`, and with cpu,ref it runs on ref and matches it.
-inline void ExpectEwRefusedAndFallsBack(const OpTest& t, const std::string& reason) {
-  try {
-    EwSession(t, {"cpu"}, true, 1);
-    ADD_FAILURE() << t.op << ": expected cpu to refuse the node";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
-  }
-  auto session = EwSession(t, {"cpu", "ref"}, false, 1);
-  ASSERT_EQ(session->placement().nodes.size(), 1u);
-  EXPECT_EQ(session->placement().nodes[0].backend, "ref");
-  EXPECT_EQ(session->placement().nodes[0].kind, "fallback");
-  EXPECT_NE(session->placement().nodes[0].reason.find(reason), std::string::npos)
-      << session->placement().nodes[0].reason;
-  const auto got = session->Run(Feeds(t));
-  const auto want = RunOn(t, {"ref"}, true, 1);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(TensorsClose(got[i].second, want[i].second, 0, 0));
 }
 
 }  // namespace ferry::testing

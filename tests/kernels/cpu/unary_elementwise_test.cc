@@ -229,12 +229,12 @@ TEST(CpuUnaryElementwise, GeluRejectsAnUnknownApproximation) {
 TEST(CpuUnaryElementwise, RefusesWhatItDoesNotImplement) {
   std::mt19937 rng(12);
   // Opsets before 6 (consumed_inputs) are left to ref.
-  ExpectEwRefusedAndFallsBack({.op = "Relu", .opset = 1, .inputs = {In("x", RandomTensor(DataType::kFloat, {4}, rng))}},
+  ExpectRefusedAndFallsBack({.op = "Relu", .opset = 1, .inputs = {In("x", RandomTensor(DataType::kFloat, {4}, rng))}},
                               "not opset 1");
   // Types other than float32.
-  ExpectEwRefusedAndFallsBack(
+  ExpectRefusedAndFallsBack(
       {.op = "Tanh", .opset = 13, .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng))}}, "float64");
-  ExpectEwRefusedAndFallsBack(
+  ExpectRefusedAndFallsBack(
       {.op = "Relu", .opset = 14, .inputs = {In("x", RandomTensor(DataType::kInt32, {4}, rng, -5, 5))}}, "int32");
 }
 
