@@ -58,11 +58,7 @@ OpTest RandomConv(std::mt19937& rng) {
   if (pad_mode == 6) t.attributes.push_back(Str("auto_pad", "SAME_UPPER"));
   if (pad_mode == 7) t.attributes.push_back(Str("auto_pad", "SAME_LOWER"));
   if (pad_mode == 8) t.attributes.push_back(Str("auto_pad", "VALID"));
-  // Different summation order than ref: rtol/atol 1e-4, atol scaled with the reduction length over 100.
-  int64_t reduction = cg;
-  for (int64_t k : kernel) reduction *= k;
-  t.rtol = 1e-4;
-  t.atol = 1e-4 * std::max<double>(1.0, static_cast<double>(reduction) / 100.0);
+  ConvTolerance(t, cg, kernel);
   t.threads = static_cast<int>(Pick(rng, 1, 2));
   return t;
 }

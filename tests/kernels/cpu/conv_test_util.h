@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -44,6 +45,15 @@ inline std::string DynamicOneNodeModel(const OpTest& t) {
     }
   }
   return m.SerializeAsString();
+}
+
+// Convolutions sum in another order than ref: rtol/atol 1e-4, atol scaled with the reduction length (C/group
+// times the kernel size) over 100.
+inline void ConvTolerance(OpTest& t, int64_t cg, const std::vector<int64_t>& kernel) {
+  int64_t reduction = cg;
+  for (int64_t k : kernel) reduction *= k;
+  t.rtol = 1e-4;
+  t.atol = 1e-4 * std::max<double>(1.0, static_cast<double>(reduction) / 100.0);
 }
 
 // Runs the dynamic-shape model of `t` on cpu (strict) and ref with the given feeds (one list per run, shapes may

@@ -76,14 +76,6 @@ void AddWindow(OpTest& t, const Window& w) {
   t.attributes.push_back(Ints("pads", w.pads));
 }
 
-// Different summation order than ref: rtol/atol 1e-4, atol scaled with the reduction length over 100.
-void ConvTolerance(OpTest& t, int64_t cg, const std::vector<int64_t>& kernel) {
-  int64_t reduction = cg;
-  for (int64_t k : kernel) reduction *= k;
-  t.rtol = 1e-4;
-  t.atol = 1e-4 * std::max<double>(1.0, static_cast<double>(reduction) / 100.0);
-}
-
 // One random FusedConv: rank 1-3, group 1 / grouped / depthwise, every activation, B and Z present or not.
 OpTest RandomFusedConv(std::mt19937& rng) {
   const int64_t rank = Pick(rng, 0, 9) < 2 ? 1 : (Pick(rng, 0, 9) < 8 ? 2 : 3);
