@@ -31,10 +31,6 @@
 namespace ferry::cpu {
 namespace {
 
-using ref::Acc;
-using ref::FloatToIntWrap;
-using ref::kIsHalf;
-
 using CastTypes = ref::TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,
                                 uint16_t, uint32_t, uint64_t, bool>;
 
@@ -50,26 +46,7 @@ bool Supported(DataType t) {
   }
 }
 
-// ---- scalar: ref's conversion rules --------------------------------------------------------------------------
-
-template <typename D, typename S>
-inline D Convert(S v) {
-  if constexpr (std::is_same_v<D, S>) {
-    return v;
-  } else if constexpr (std::is_same_v<D, bool>) {
-    return static_cast<Acc<S>>(v) != Acc<S>(0);
-  } else if constexpr (std::is_integral_v<D>) {
-    if constexpr (std::is_integral_v<S>) {
-      return static_cast<D>(v);
-    } else {
-      return FloatToIntWrap<D>(static_cast<double>(static_cast<Acc<S>>(v)));
-    }
-  } else if constexpr (kIsHalf<D>) {
-    return D(static_cast<float>(static_cast<Acc<S>>(v)));
-  } else {
-    return static_cast<D>(static_cast<Acc<S>>(v));
-  }
-}
+// ---- scalar: ref's conversion rules (ref::ConvertNumber) ----------------------------------------------------
 
 // Converts n elements.
 using CastFn = void (*)(const void* in, void* out, int64_t n);
@@ -81,9 +58,9 @@ void CastScalar(const void* in, void* out, int64_t n) {
   if constexpr (std::is_same_v<S, bool>) {
     // Read bool storage as bytes so a non-0/1 byte is still "true" and the loop vectorizes.
     const uint8_t* b = static_cast<const uint8_t*>(in);
-    for (int64_t i = 0; i < n; ++i) d[i] = Convert<D>(b[i] != 0);
+    for (int64_t i = 0; i < n; ++i) d[i] = ref::ConvertNumber<D>(b[i] != 0);
   } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = Convert<D>(s[i]);
+    for (int64_t i = 0; i < n; ++i) d[i] = ref::ConvertNumber<D>(s[i]);
   }
 }
 

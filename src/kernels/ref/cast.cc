@@ -177,18 +177,8 @@ D Convert(const S& v) {
     } else {
       return static_cast<D>(ParseFloating<float>(v));
     }
-  } else if constexpr (std::is_same_v<D, bool>) {
-    return static_cast<Acc<S>>(v) != Acc<S>(0);
-  } else if constexpr (std::is_integral_v<D>) {
-    if constexpr (std::is_integral_v<S>) {
-      return static_cast<D>(v);
-    } else {
-      return FloatToIntWrap<D>(static_cast<double>(static_cast<Acc<S>>(v)));
-    }
-  } else if constexpr (kIsHalf<D>) {
-    return D(static_cast<float>(static_cast<Acc<S>>(v)));
   } else {
-    return static_cast<D>(static_cast<Acc<S>>(v));
+    return ConvertNumber<D>(v);
   }
 }
 

@@ -64,6 +64,27 @@ inline T FloatToIntWrap(double v) {
   return static_cast<T>(i);
 }
 
+// Cast's conversion between numeric element types (float, double, float16, bfloat16, integers, bool): to bool
+// is "!= 0", float to integer truncates via FloatToIntWrap, integer to integer wraps, half types go through float.
+template <typename D, typename S>
+inline D ConvertNumber(S v) {
+  if constexpr (std::is_same_v<D, S>) {
+    return v;
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return static_cast<Acc<S>>(v) != Acc<S>(0);
+  } else if constexpr (std::is_integral_v<D>) {
+    if constexpr (std::is_integral_v<S>) {
+      return static_cast<D>(v);
+    } else {
+      return FloatToIntWrap<D>(static_cast<double>(static_cast<Acc<S>>(v)));
+    }
+  } else if constexpr (kIsHalf<D>) {
+    return D(static_cast<float>(static_cast<Acc<S>>(v)));
+  } else {
+    return static_cast<D>(static_cast<Acc<S>>(v));
+  }
+}
+
 // ---- broadcasting -----------------------------------------------------------------------------------------
 
 // An iteration plan for a numpy broadcast of K inputs to `out_shape`: dimensions are coalesced where every
