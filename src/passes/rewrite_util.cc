@@ -25,18 +25,6 @@ std::string UniqueNodeName(const ir::Graph& graph, const std::string& base) {
   }
 }
 
-std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
-  if (!v) return std::nullopt;
-  if (const Tensor* t = v->initializer()) return t->shape();
-  if (!v->type().is_tensor() || !v->type().shape) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const ir::Dim& d : *v->type().shape) {
-    if (!d.is_static()) return std::nullopt;
-    dims.push_back(d.value);
-  }
-  return dims;
-}
-
 std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v) {
   if (!v) return std::nullopt;
   if (const Tensor* t = v->initializer()) {
@@ -144,18 +132,6 @@ bool WouldRunOn(ir::Graph& graph, const PassContext& ctx, const Backend* home, c
   graph.RemoveNode(probe);
   graph.RemoveValue(out);
   return same;
-}
-
-void ReplaceAllUses(ir::Graph& graph, ir::Value* from, ir::Value* to) {
-  const std::vector<ir::Node*> readers = from->consumers();
-  for (ir::Node* n : readers) {
-    for (size_t i = 0; i < n->num_inputs(); ++i) {
-      if (n->input(i) == from) n->ReplaceInput(i, to);
-    }
-  }
-  for (ir::Value*& v : graph.mutable_outputs()) {
-    if (v == from) v = to;
-  }
 }
 
 }  // namespace ferry::passes

@@ -15,8 +15,6 @@ std::string UniqueValueName(const ir::Graph& graph, const std::string& base);
 // A node name no node of `graph` has.
 std::string UniqueNodeName(const ir::Graph& graph, const std::string& base);
 
-// The value's dims when it is a tensor whose every dim is static.
-std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v);
 // The value's dims (static, symbolic or unknown) when it is a tensor of known rank.
 std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
 // True when the two tensors provably have one shape: same rank, each dim equal as a static value or as a symbol.
@@ -48,8 +46,5 @@ ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& na
 bool WouldRunOn(ir::Graph& graph, const PassContext& ctx, const Backend* home, const std::string& domain,
                 const std::string& op, int64_t opset, const std::vector<ir::Value*>& inputs,
                 const std::vector<ir::Attribute>& attributes);
-
-// Moves every reader of `from` (and graph-output uses) to read `to`.
-void ReplaceAllUses(ir::Graph& graph, ir::Value* from, ir::Value* to);
 
 }  // namespace ferry::passes
