@@ -254,6 +254,11 @@ class BlockedLayout : public Pass {
  public:
   std::string_view name() const override { return "blocked_layout"; }
   int level() const override { return 3; }
+  std::string_view summary() const override {
+    return "Chains of convolutions, pools and elementwise ops => the same ops on the backend's blocked channel "
+           "layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges). Identity: a "
+           "reorder is a permutation of elements, and these ops commute with it; exact.";
+  }
   bool Apply(ir::Model& model, const PassContext& ctx) const override { return Rewriter(model, ctx).Run(); }
 };
 

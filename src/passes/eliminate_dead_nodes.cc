@@ -11,6 +11,10 @@ class EliminateDeadNodes : public Pass {
  public:
   std::string_view name() const override { return "eliminate_dead_nodes"; }
   int level() const override { return 1; }
+  std::string_view summary() const override {
+    return "Removes nodes none of whose outputs is read or is a graph output. Identity: inference ops have no "
+           "side effects; exact.";
+  }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;

@@ -17,6 +17,11 @@ class FuseConvActivation : public Pass {
  public:
   std::string_view name() const override { return "fuse_conv_activation"; }
   int level() const override { return 2; }
+  std::string_view summary() const override {
+    return "Conv or FusedConv followed by Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, HardSigmoid, "
+           "HardSwish, Gelu or SiLU => FusedConv with that `activation`. Identity: act(conv) applied elementwise"
+           " to each conv result as it is written; exact up to float re-association of the conv.";
+  }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;

@@ -16,6 +16,11 @@ class FuseConvAdd : public Pass {
  public:
   std::string_view name() const override { return "fuse_conv_add"; }
   int level() const override { return 2; }
+  std::string_view summary() const override {
+    return "Conv(X, W, B) -> Add(., Z) => ai.ferry::FusedConv(X, W, B, Z), when Z has the conv output's shape. "
+           "Identity: Conv(X, W, B) + Z accumulated into a buffer holding Z (oneDNN sum post-op); exact up to "
+           "float re-association.";
+  }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;

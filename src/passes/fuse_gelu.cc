@@ -69,6 +69,10 @@ class FuseGelu : public Pass {
  public:
   std::string_view name() const override { return "fuse_gelu"; }
   int level() const override { return 2; }
+  std::string_view summary() const override {
+    return "The erf formula x * 0.5 * (1 + erf(x / sqrt(2))) in the forms exporters write => ai.ferry::Gelu(x). "
+           "Identity: the definition of GELU; exact up to rounding of the intermediate products.";
+  }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;

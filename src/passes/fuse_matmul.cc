@@ -58,6 +58,11 @@ class FuseMatMul : public Pass {
  public:
   std::string_view name() const override { return "fuse_matmul"; }
   int level() const override { return 2; }
+  std::string_view summary() const override {
+    return "MatMul(A, B) [+ constant bias C of shape [N]] [-> activation] => ai.ferry::FusedMatMul(A, B, C) with"
+           " that `activation`. Identity: act(A B + C) evaluated on each product element as it is written "
+           "(oneDNN bias and eltwise post-ops); exact up to float re-association.";
+  }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;

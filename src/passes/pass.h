@@ -38,6 +38,8 @@ class Pass {
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;
   virtual int level() const = 0;
+  // One or two sentences for docs/optimize.md (generated): what the pass rewrites, and the identity it relies on.
+  virtual std::string_view summary() const = 0;
   // Rewrites `model`; returns true when it changed anything.
   virtual bool Apply(ir::Model& model, const PassContext& ctx) const = 0;
 };
