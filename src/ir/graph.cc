@@ -236,6 +236,19 @@ Value* Graph::AddInitializer(const std::string& name, std::shared_ptr<const Tens
   return v;
 }
 
+void Graph::RemoveInitializer(Value* value) {
+  const bool io = std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end() ||
+                  std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+  auto it = std::find(initializers_.begin(), initializers_.end(), value);
+  if (it == initializers_.end() || value->producer_ || !value->consumers_.empty() || io) {
+    throw InternalError("graph '" + name_ + "': initializer '" + value->name() +
+                        "' is still in use and cannot be removed");
+  }
+  initializers_.erase(it);
+  value->initializer_.reset();
+  RemoveValue(value);
+}
+
 std::vector<Value*> Graph::RequiredInputs() const {
   std::vector<Value*> out;
   for (Value* v : inputs_) {

@@ -141,6 +141,9 @@ class Graph {
   // Values with an initializer, in declaration order.
   const std::vector<Value*>& initializers() const { return initializers_; }
   Value* AddInitializer(const std::string& name, std::shared_ptr<const Tensor> tensor);
+  // Removes an initializer nothing reads (and that is no graph input or output) together with its value: what a
+  // rewrite that replaced a weight leaves behind. Throws InternalError otherwise.
+  void RemoveInitializer(Value* value);
   // Inputs that are not initializers: what the caller must feed.
   std::vector<Value*> RequiredInputs() const;
 
