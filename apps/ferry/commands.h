@@ -15,5 +15,7 @@ Command AddRunCommand(CLI::App& app);
 Command AddOpsCommand(CLI::App& app);
 // Adds `ferry check`: will this model run on these backends and this hardware, node by node (exit 3: a gate failed).
 Command AddCheckCommand(CLI::App& app);
+// Adds `ferry optimize`: run the graph passes and write the model as ONNX (portable, or for --target backends).
+Command AddOptimizeCommand(CLI::App& app);
 
 }  // namespace ferry::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   ferry::cli::Command run = ferry::cli::AddRunCommand(app);
   ferry::cli::Command ops = ferry::cli::AddOpsCommand(app);
   ferry::cli::Command check = ferry::cli::AddCheckCommand(app);
+  ferry::cli::Command optimize = ferry::cli::AddOptimizeCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("ops")) return ops();
     if (app.got_subcommand("check")) return check();
+    if (app.got_subcommand("optimize")) return optimize();
   } catch (const ferry::Error& e) {
     std::cerr << "ferry: error [" << ferry::ErrorCategoryName(e.category()) << "]: " << e.what() << "\n";
     return 1;

@@ -36,6 +36,7 @@ struct RunArgs {
   bool verbose = false;
   int level = 3;
   std::vector<std::string> disabled_passes;
+  std::string dump_ir;
   bool profile = false;
 };
 
@@ -104,6 +105,13 @@ int Run(const RunArgs& a) {
   auto session = Session::Create(a.model, options);
   const double session_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_at).count();
+  if (!a.dump_ir.empty()) {
+    const std::string ir = session->DumpIr();
+    std::ofstream out(a.dump_ir, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(ir.data(), static_cast<std::streamsize>(ir.size())) || !out.flush()) {
+      throw InvalidArgumentError("--dump-ir: cannot write '" + a.dump_ir + "'");
+    }
+  }
   auto inputs = tools::BuildInputs(*session, spec);
   std::vector<double> times_ms;
   std::vector<NamedValue> outputs;
@@ -237,8 +245,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated (default cpu,ref)");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
-  cmd->add_option("-O,--level", args->level, "graph optimization level 0-3 (default 3; docs/optimizer.md)")
+  cmd->add_option("-O,--level,--opt-level", args->level, "graph optimization level 0-3 (default 3; docs/optimize.md)")
       ->check(CLI::Range(0, 3));
+  cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");
   cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
   cmd->add_flag("--profile", args->profile,
                 "time every node; print the median per op and the slowest nodes (the first of several runs is a "

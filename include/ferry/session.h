@@ -33,7 +33,7 @@ struct SessionOptions {
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
   // FERRY_ISA). Kernels needing a missing extension are not placed.
   std::string isa;
-  // Graph optimization level (docs/optimizer.md): 0 none; 1 cleanups that never change numerics; 2 fusions
+  // Graph optimization level (docs/optimize.md): 0 none; 1 cleanups that never change numerics; 2 fusions
   // (Conv + Add / activation into one kernel); 3 layout transforms for the backends (blocked channel layouts
   // for the `cpu` backend's convolutions). Levels 2 and 3 change results by float re-association only.
   int optimization_level = 3;
@@ -86,6 +86,9 @@ class Session {
   const std::vector<IoInfo>& outputs() const;
   // Where each node runs and why, segments, copies, fallback ratios (`ferry run --report`).
   const PlacementReport& placement() const;
+  // The graph this session runs (after the optimizer's passes), in the text form of src/ir/dump.h
+  // (`ferry run --dump-ir`). For reading, not parsing: the format may change.
+  std::string DumpIr() const;
 
   // Run the model. Every required input must be given by name; dtypes and static dims are checked
   // (InvalidArgumentError naming the input, expected vs got). Thread-safe.

@@ -2,6 +2,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <climits>
+#include <filesystem>
 #include <fstream>
 
 #include "ferry/error.h"
@@ -157,10 +159,77 @@ std::string ExportModelBytes(const Model& model) {
   return out;
 }
 
-void ExportModelToFile(const Model& model, const std::string& path) {
-  std::string bytes = ExportModelBytes(model);
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+namespace {
+
+void CollectInitializers(onnx::GraphProto* g, std::vector<onnx::TensorProto*>& out) {
+  for (auto& t : *g->mutable_initializer()) out.push_back(&t);
+  for (auto& n : *g->mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) CollectInitializers(a.mutable_g(), out);
+      for (auto& sub : *a.mutable_graphs()) CollectInitializers(&sub, out);
+    }
+  }
+}
+
+// Moves the raw data of large initializers into `data_path` (truncated first), recording where in `proto`.
+void WriteExternalData(onnx::ModelProto& proto, const std::string& data_path, const ExportOptions& options,
+                       ExportStats* stats) {
+  constexpr int64_t kAlignThreshold = 1 << 20, kAlignment = 64 << 10;
+  std::vector<onnx::TensorProto*> tensors;
+  CollectInitializers(proto.mutable_graph(), tensors);
+  std::ofstream out(data_path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InvalidArgumentError("cannot write external data to '" + data_path + "'");
+  const std::string location = std::filesystem::path(data_path).filename().string();
+  int64_t offset = 0;
+  for (onnx::TensorProto* t : tensors) {
+    if (!t->has_raw_data()) continue;  // string tensors stay inline (ONNX stores no strings externally)
+    const auto size = static_cast<int64_t>(t->raw_data().size());
+    if (size <= options.external_data_threshold) continue;
+    if (size > kAlignThreshold && offset % kAlignment) {
+      const int64_t pad = kAlignment - offset % kAlignment;
+      const std::string zeros(static_cast<size_t>(pad), '\0');
+      out.write(zeros.data(), pad);
+      offset += pad;
+    }
+    out.write(t->raw_data().data(), size);
+    t->clear_raw_data();
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", location},
+                                     {"offset", std::to_string(offset)},
+                                     {"length", std::to_string(size)}}) {
+      auto* kv = t->add_external_data();
+      kv->set_key(key);
+      kv->set_value(value);
+    }
+    offset += size;
+    if (stats) {
+      ++stats->external_tensors;
+      stats->external_bytes += size;
+    }
+  }
+  if (!out.flush()) throw InvalidArgumentError("cannot write external data to '" + data_path + "'");
+  if (stats) stats->data_path = data_path;
+}
+
+}  // namespace
+
+void ExportModelToFile(const Model& model, const std::string& path) { ExportModelToFile(model, path, {}); }
+
+void ExportModelToFile(const Model& model, const std::string& path, const ExportOptions& options,
+                       ExportStats* stats) {
+  if (stats) *stats = {};
+  onnx::ModelProto proto;
+  ExportModelProto(model, &proto);
+  if (options.external_data) WriteExternalData(proto, path + ".data", options, stats);
+  const size_t size = proto.ByteSizeLong();
+  if (size > static_cast<size_t>(INT_MAX)) {
+    throw InvalidArgumentError(model.Describe() + ": the model is " + std::to_string(size >> 20) +
+                               " MiB, over protobuf's 2 GiB limit: write its weights as external data");
+  }
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) throw InternalError(model.Describe() + ": failed to serialize the model");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !out.flush()) {
     throw InvalidArgumentError("cannot write model to '" + path + "'");
   }
 }

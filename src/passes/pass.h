@@ -6,6 +6,7 @@
 // (a fusion into a Ferry op, a blocked layout) asks that backend's registry, so it only rewrites what will run.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include "kernels/registry.h"
 
 namespace ferry::passes {
+
+struct PassRun;  // pass_manager.h
 
 struct PassContext {
   int level = 3;
@@ -31,6 +34,10 @@ struct PassContext {
   // frozen node). A rewrite only happens when the new node goes where the nodes it replaces went: passes never
   // move work off a backend, so `ferry check`'s verdicts on the model as written hold for the optimized graph.
   const Backend* BackendFor(const ir::Node& node) const;
+
+  // Instrument (IR dumps, tracing): OptimizeModel calls it once before the first pass with run == nullptr, then
+  // after each pass that changed the model (the graph verified) with that pass's run. Optional.
+  std::function<void(const PassRun* run, const ir::Model& model)> instrument;
 };
 
 class Pass {

@@ -46,6 +46,51 @@ void VerifyGraph(const ir::Graph& graph, const std::string& after) {
   }
 }
 
+std::string OpKey(const ir::Node& node) {
+  return node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type() : node.domain() + "::" + node.op_type();
+}
+
+namespace {
+
+void CountInto(const ir::Graph& graph, std::map<std::string, int>& counts) {
+  for (const auto& n : graph.nodes()) {
+    ++counts[OpKey(*n)];
+    for (const ir::Graph* sub : n->subgraphs()) CountInto(*sub, counts);
+  }
+}
+
+std::map<std::string, int> Delta(const std::map<std::string, int>& before, const std::map<std::string, int>& after) {
+  std::map<std::string, int> delta;
+  for (const auto& [op, n] : before) {
+    auto it = after.find(op);
+    const int d = (it == after.end() ? 0 : it->second) - n;
+    if (d) delta[op] = d;
+  }
+  for (const auto& [op, n] : after) {
+    if (!before.count(op)) delta[op] = n;
+  }
+  return delta;
+}
+
+}  // namespace
+
+std::map<std::string, int> CountOps(const ir::Graph& graph) {
+  std::map<std::string, int> counts;
+  CountInto(graph, counts);
+  return counts;
+}
+
+std::string FormatOpDelta(const std::map<std::string, int>& delta) {
+  std::string out;
+  for (const bool removed : {true, false}) {
+    for (const auto& [op, d] : delta) {
+      if ((d < 0) != removed) continue;
+      out += (out.empty() ? "" : ", ") + std::string(d < 0 ? "-" : "+") + std::to_string(d < 0 ? -d : d) + " " + op;
+    }
+  }
+  return out;
+}
+
 PassReport OptimizeModel(ir::Model& model, const PassContext& ctx) {
   if (ctx.level < 0 || ctx.level > kMaxLevel) {
     throw InvalidArgumentError("optimization level " + std::to_string(ctx.level) + " is not one of 0.." +
@@ -63,6 +108,8 @@ PassReport OptimizeModel(ir::Model& model, const PassContext& ctx) {
   }
   PassReport report;
   report.level = ctx.level;
+  if (ctx.instrument) ctx.instrument(nullptr, model);
+  std::map<std::string, int> counts = CountOps(*model.graph);
   for (const auto& p : passes) {
     if (p->level() > ctx.level || ctx.disabled.count(p->name())) continue;
     PassRun run{std::string(p->name()), p->level()};
@@ -71,7 +118,13 @@ PassReport OptimizeModel(ir::Model& model, const PassContext& ctx) {
     run.changed = p->Apply(model, ctx);
     run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     run.nodes_after = static_cast<int>(model.graph->nodes().size());
-    if (run.changed) VerifyGraph(*model.graph, run.name);
+    if (run.changed) {
+      VerifyGraph(*model.graph, run.name);
+      std::map<std::string, int> after = CountOps(*model.graph);
+      run.op_delta = Delta(counts, after);
+      counts = std::move(after);
+      if (ctx.instrument) ctx.instrument(&run, model);
+    }
     report.runs.push_back(std::move(run));
   }
   return report;

@@ -1,8 +1,10 @@
 // The PassManager: runs the passes of pass_list.cc whose level is <= the requested level, skipping disabled ones,
 // timing each and checking the graph after each (every node input defined, nodes in topological order): a pass
-// that breaks the graph is an InternalError naming it, never a model that fails later.
+// that breaks the graph is an InternalError naming it, never a model that fails later. It records what each pass
+// did as a change in op counts, and calls the context's instrument (IR dumps) around the passes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,8 +18,19 @@ struct PassRun {
   int level = 0;
   bool changed = false;
   double ms = 0;
-  int nodes_before = 0, nodes_after = 0;
+  int nodes_before = 0, nodes_after = 0;  // nodes of the top graph
+  // What the pass did, as op count changes over every graph (subgraphs included), zero entries left out:
+  // {"Conv": -16, "Relu": -16, "ai.ferry::FusedConv": +16}. Ops of the ONNX domain are named bare, others
+  // "domain::Op" (OpKey). Empty for a pass that changed nothing (or only rewired).
+  std::map<std::string, int> op_delta;
 };
+
+// How PassRun::op_delta names an op: "Conv" in the ONNX domain, "ai.ferry::FusedConv" elsewhere.
+std::string OpKey(const ir::Node& node);
+// The op counts of `graph` and its subgraphs, keyed by OpKey.
+std::map<std::string, int> CountOps(const ir::Graph& graph);
+// "-16 Conv, -16 Relu, +16 ai.ferry::FusedConv": removals first, then additions, each by name.
+std::string FormatOpDelta(const std::map<std::string, int>& delta);
 
 struct PassReport {
   int level = 0;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "backends/backend.h"
+#include "ir/dump.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
 #include "passes/pass_manager.h"
@@ -58,11 +59,12 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
   ir::InlineModelFunctions(*model);
   runtime::InferTypes(*model);
-  passes::PassContext pass_context{options.optimization_level,
-                                   {options.disabled_passes.begin(), options.disabled_passes.end()},
-                                   placement_options.backends,
-                                   placement_options.target,
-                                   {}};
+  passes::PassContext pass_context{.level = options.optimization_level,
+                                   .disabled = {options.disabled_passes.begin(), options.disabled_passes.end()},
+                                   .backends = placement_options.backends,
+                                   .target = placement_options.target,
+                                   .frozen = {},
+                                   .instrument = {}};
   for (const auto& [pattern, backend] : options.pins) pass_context.frozen.insert(pattern);
   impl->passes = passes::OptimizeModel(*model, pass_context);
   runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
@@ -124,6 +126,7 @@ std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
 const PlacementReport& Session::placement() const { return impl_->placement; }
+std::string Session::DumpIr() const { return ir::DumpModel(*impl_->model); }
 
 std::vector<NamedValue> Session::RunValues(const std::vector<NamedValue>& inputs) const {
   return RunValues(inputs, nullptr);

@@ -1,0 +1,235 @@
+#include "tools/optimize.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backends/backend.h"
+#include "core/isa.h"
+#include "ferry/error.h"
+#include "ir/inline_functions.h"
+#include "ir/onnx_import.h"
+#include "runtime/fix_input_shapes.h"
+#include "runtime/placement.h"
+#include "runtime/type_inference.h"
+
+namespace ferry::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+}
+
+std::string Bytes(int64_t n) {
+  if (n >= (int64_t{1} << 20)) return Fixed(static_cast<double>(n) / (1 << 20), 1) + " MiB";
+  if (n >= 1024) return Fixed(static_cast<double>(n) / 1024, 1) + " KiB";
+  return std::to_string(n) + " B";
+}
+
+double PassesMs(const OptimizeResult& r) {
+  double ms = 0;
+  for (const auto& run : r.passes.runs) ms += run.ms;
+  return ms;
+}
+
+// "|" would end a Markdown table cell.
+std::string MdCell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void ValidateOptimizeOptions(const OptimizeOptions& options) {
+  if (options.level < 0 || options.level > passes::kMaxLevel) {
+    throw InvalidArgumentError("--level " + std::to_string(options.level) + ": the optimization level is one of 0.." +
+                               std::to_string(passes::kMaxLevel));
+  }
+  for (const std::string& d : options.disabled) {
+    bool known = false;
+    std::string names;
+    for (const auto& p : passes::AllPasses()) {
+      known = known || p->name() == d;
+      names += (names.empty() ? "" : ", ") + std::string(p->name());
+    }
+    if (!known) throw InvalidArgumentError("--disable: unknown pass '" + d + "' (passes: " + names + ")");
+  }
+  if (!options.targets.empty()) runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
+  if (!options.isa.empty()) {
+    if (options.targets.empty()) throw InvalidArgumentError("--isa applies to a --target: portable mode has none");
+    IsaSet::Parse(options.isa);
+  }
+}
+
+OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions& options) {
+  ValidateOptimizeOptions(options);
+  OptimizeResult r;
+  r.input_path = path;
+  passes::PassContext ctx;
+  ctx.level = options.level;
+  ctx.disabled = {options.disabled.begin(), options.disabled.end()};
+  ctx.instrument = options.instrument;
+  if (!options.targets.empty()) {
+    runtime::PlacementOptions placement = runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
+    if (!options.isa.empty()) placement.target.isa = placement.target.isa & IsaSet::Parse(options.isa);
+    ctx.backends = placement.backends;
+    ctx.target = placement.target;
+    for (const Backend* b : ctx.backends) r.targets.push_back(b->name());
+  }
+
+  auto t0 = Clock::now();
+  r.model = ir::ImportModelFromFile(path);
+  r.import_ms = MsSince(t0);
+
+  t0 = Clock::now();
+  ir::InlineModelFunctions(*r.model);
+  runtime::FixInputShapes(*r.model, options.shapes);
+  runtime::InferTypes(*r.model);
+  r.prepare_ms = MsSince(t0);
+
+  r.nodes_before = static_cast<int>(r.model->graph->nodes().size());
+  r.ops_before = passes::CountOps(*r.model->graph);
+  t0 = Clock::now();
+  r.passes = passes::OptimizeModel(*r.model, ctx);
+  r.optimize_ms = MsSince(t0);
+  r.nodes_after = static_cast<int>(r.model->graph->nodes().size());
+  r.ops_after = passes::CountOps(*r.model->graph);
+  return r;
+}
+
+void WriteOptimizedModel(OptimizeResult& result, const std::string& path, const ir::ExportOptions& options) {
+  const auto t0 = Clock::now();
+  ir::ExportModelToFile(*result.model, path, options, &result.export_stats);
+  result.export_ms = MsSince(t0);
+  result.output_path = path;
+}
+
+std::string FormatOptimizeText(const OptimizeResult& r) {
+  std::ostringstream os;
+  os << "optimized " << r.input_path;
+  if (!r.output_path.empty()) os << " -> " << r.output_path;
+  os << " at level " << r.passes.level << " for ";
+  if (r.targets.empty()) {
+    os << "no target (portable: standard ONNX ops only)";
+  } else {
+    for (size_t i = 0; i < r.targets.size(); ++i) os << (i ? "," : "") << r.targets[i];
+  }
+  os << "\n  nodes: " << r.nodes_before << " -> " << r.nodes_after << "\n";
+  if (!r.passes.runs.empty()) {
+    size_t width = 4;
+    for (const auto& run : r.passes.runs) width = std::max(width, run.name.size());
+    os << "  " << Pad("pass", width) << "  level  changed      ms  nodes         what it did\n";
+    for (const auto& run : r.passes.runs) {
+      std::string did = passes::FormatOpDelta(run.op_delta);
+      if (run.changed && did.empty()) did = "(op counts unchanged)";
+      std::string line = "  " + Pad(run.name, width) + "  " + Pad(std::to_string(run.level), 5) + "  " +
+                         Pad(run.changed ? "yes" : "no", 7) + " " + PadLeft(Fixed(run.ms, 2), 7) + "  " +
+                         Pad(std::to_string(run.nodes_before) + " -> " + std::to_string(run.nodes_after), 12) + "  " +
+                         did;
+      while (line.back() == ' ') line.pop_back();  // unchanged passes: no trailing blanks
+      os << line << "\n";
+    }
+  }
+  os << "  time: import " << Fixed(r.import_ms, 1) << " ms, prepare (inline, shapes, types) " << Fixed(r.prepare_ms, 1)
+     << " ms, passes " << Fixed(r.optimize_ms, 1) << " ms";
+  if (!r.output_path.empty()) os << ", export " << Fixed(r.export_ms, 1) << " ms";
+  os << "; total " << Fixed(r.import_ms + r.prepare_ms + r.optimize_ms + r.export_ms, 1) << " ms\n";
+  if (!r.export_stats.data_path.empty()) {
+    os << "  external data: " << r.export_stats.data_path << " (" << r.export_stats.external_tensors
+       << " initializers, " << Bytes(r.export_stats.external_bytes) << ")\n";
+  }
+  return os.str();
+}
+
+std::string FormatOptimizeJson(const OptimizeResult& r) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["input"] = r.input_path;
+  j["output"] = r.output_path.empty() ? Json() : Json(r.output_path);
+  j["level"] = r.passes.level;
+  j["targets"] = r.targets;
+  j["portable"] = r.targets.empty();
+  j["nodes_before"] = r.nodes_before;
+  j["nodes_after"] = r.nodes_after;
+  j["ops_before"] = r.ops_before;
+  j["ops_after"] = r.ops_after;
+  Json runs = Json::array();
+  for (const auto& run : r.passes.runs) {
+    runs.push_back({{"name", run.name},
+                    {"level", run.level},
+                    {"changed", run.changed},
+                    {"ms", run.ms},
+                    {"nodes_before", run.nodes_before},
+                    {"nodes_after", run.nodes_after},
+                    {"op_delta", Json(run.op_delta)}});
+  }
+  j["passes"] = runs;
+  j["time_ms"] = {{"import", r.import_ms},
+                  {"prepare", r.prepare_ms},
+                  {"passes", r.optimize_ms},
+                  {"passes_sum", PassesMs(r)},
+                  {"export", r.export_ms},
+                  {"total", r.import_ms + r.prepare_ms + r.optimize_ms + r.export_ms}};
+  if (!r.export_stats.data_path.empty()) {
+    j["external_data"] = {{"path", r.export_stats.data_path},
+                          {"initializers", r.export_stats.external_tensors},
+                          {"bytes", r.export_stats.external_bytes}};
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string PassListText() {
+  size_t width = 4;
+  for (const auto& p : passes::AllPasses()) width = std::max(width, p->name().size());
+  std::ostringstream os;
+  os << Pad("pass", width) << "  level  what it rewrites\n";
+  for (const auto& p : passes::AllPasses()) {
+    os << Pad(std::string(p->name()), width) << "  " << Pad(std::to_string(p->level()), 5) << "  " << p->summary()
+       << "\n";
+  }
+  return os.str();
+}
+
+std::string PassListMarkdown() {
+  const auto& all = passes::AllPasses();
+  std::ostringstream os;
+  os << "<!-- Generated by `ferry optimize --list-passes --md` (cmake --build build --target optimize-doc). -->\n\n";
+  os << "| level | passes, in the order they run |\n|---|---|\n";
+  for (int level = 1; level <= passes::kMaxLevel; ++level) {
+    std::string names;
+    for (const auto& p : all) {
+      if (p->level() == level) names += (names.empty() ? "" : ", ") + ("`" + std::string(p->name()) + "`");
+    }
+    os << "| " << level << " | " << (names.empty() ? "none" : names) << " |\n";
+  }
+  os << "\nEvery pass, in the order the PassManager runs them (a level runs the passes of that level and below):\n\n";
+  os << "| # | pass | level | what it rewrites, and the identity it relies on |\n|---|---|---|---|\n";
+  int i = 0;
+  for (const auto& p : all) {
+    os << "| " << ++i << " | `" << p->name() << "` | " << p->level() << " | " << MdCell(p->summary()) << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace ferry::tools
