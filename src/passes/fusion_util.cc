@@ -68,7 +68,13 @@ bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m) {
   const std::string& op = act->op_type();
   ActivationMatch r{{act}, act->output(0), op, {}};
   if (op == "Gelu" && (act->domain().empty() || act->domain() == schemas::kFerryDomain)) {
-    if (act->GetString("approximate", "none") != "none") return false;  // Gelu-20 and ai.ferry::Gelu alike
+    const ir::Attribute* mode = act->attr("approximate");  // Gelu-20 and ai.ferry::Gelu alike
+    if (mode && mode->type != ir::AttrType::kString) return false;
+    if (mode && mode->s == "tanh") {
+      r.activation = "GeluTanh";
+    } else if (mode && mode->s != "none") {
+      return false;
+    }
   } else if (!act->domain().empty()) {
     return false;
   } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") {

@@ -27,8 +27,8 @@ struct ActivationMatch {
 };
 
 // The activation that is the only reader of `y` (which is no graph output): Relu, LeakyRelu, Clip (constant
-// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu with approximate "none" (ai.ferry::Gelu, or ONNX's), or
-// SiLU written as Mul(Y, Sigmoid(Y)) (then those two are y's only readers).
+// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (ai.ferry::Gelu, or ONNX's; approximate "tanh" is the
+// activation GeluTanh), or SiLU written as Mul(Y, Sigmoid(Y)) (then those two are y's only readers).
 bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m);
 
 // Replaces `anchor` and `absorbed` (the nodes after it the fusion folds in, in order) by one ai.ferry node `op`

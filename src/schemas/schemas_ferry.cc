@@ -13,7 +13,8 @@
 // FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
 //                                      ("" none, Relu, LeakyRelu [alpha], Clip [min, max], Sigmoid, Tanh,
 //                                      HardSigmoid [alpha, beta], HardSwish, Silu: x * sigmoid(x), Gelu:
-//                                      x * 0.5 * (1 + erf(x / sqrt 2))) with its parameters in
+//                                      x * 0.5 * (1 + erf(x / sqrt 2)), GeluTanh: x * 0.5 * (1 + tanh(sqrt(2/pi)
+//                                      (x + 0.044715 x^3)))) with its parameters in
 //                                      `activation_params`. Z, when given, has Y's shape.
 // BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
 // BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked
@@ -26,7 +27,22 @@
 //                                      operands promoted, batch dims broadcast); C, when given, has shape [N], N
 //                                      the column count of B (its last dim; 1 for a 1-D B), added to every row;
 //                                      Y has MatMul's shape. `activation` and `activation_params` as FusedConv's
-//                                      (Gelu included).
+//                                      (Gelu and GeluTanh included).
+// LayerNormalization(X, Scale, B?)     ONNX LayerNormalization (opset 17: `axis`, `epsilon`, `stash_type`, the
+//   -> (Y, Mean?, InvStdDev?)          optional statistics outputs) for models of any opset (fuse_layer_norm).
+// RMSNormalization(X, scale) -> Y      ONNX RMSNormalization (opset 23) for models of any opset.
+// SkipLayerNormalization(X, Skip,      S = X + Skip, Y = LayerNormalization(S, gamma, beta) over the dims [axis,
+//   gamma, beta?) -> (Y, Sum?)         rank) (`axis`, default -1; `epsilon`); Sum, when requested, is S. Skip has
+//                                      X's shape, or its dims (after leading 1s) are X's trailing dims: element i
+//                                      of X (row-major) adds Skip's element i % size(Skip). gamma and beta hold
+//                                      prod(X.shape[axis:]) values each, in the normalized dims' row-major order.
+// Attention(Q, K, V, mask?) -> Y      Y = Softmax(scale * MatMul(Q, Kᵀ) + mask, axis = -1) V: scaled dot-product
+//                                      attention (fuse_attention). Q [..., Sq, Dh]; K [..., Sk, Dh], or
+//                                      [..., Dh, Sk] (Kᵀ itself) when `k_transposed` = 1; V [..., Sk, Dv]; mask
+//                                      additive, of any rank, its last two dims 1 or Sq / Sk. The leading dims of
+//                                      Q, K, V and mask broadcast numpy-style (as the MatMuls and the Add it
+//                                      replaces do); Y [..., Sq, Dv]. `scale` (float, default 1). The softmax is
+//                                      ONNX's: the row max subtracted, so a row that is -inf everywhere gives NaN.
 #include "schemas/schema_builder.h"
 
 namespace ferry::schemas {
@@ -88,6 +104,47 @@ void RegisterFerrySchemas(SchemaRegistry& r) {
             .Out("Y", "T")
             .AttrString("activation", "")
             .AttrFloats("activation_params", {})
+            .Constrain("T", kFloat));
+  // The standard normalizations under Ferry's domain, for models whose opset predates them (fuse_layer_norm).
+  r.Add(op("LayerNormalization")
+            .In("X", "T")
+            .In("Scale", "T")
+            .OptIn("B", "T")
+            .Out("Y", "T")
+            .OptOut("Mean", "U")
+            .OptOut("InvStdDev", "U")
+            .AttrInt("axis", -1)
+            .AttrFloat("epsilon", 1e-5f)
+            .AttrInt("stash_type", 1)
+            .Constrain("T", Types({"float", "float16", "bfloat16", "double"}))
+            .Constrain("U", Types({"float", "bfloat16"})));
+  r.Add(op("RMSNormalization")
+            .In("X", "T")
+            .In("scale", "V")
+            .Out("Y", "V")
+            .AttrInt("axis", -1)
+            .AttrFloat("epsilon", 1e-5f)
+            .AttrInt("stash_type", 1)
+            .Constrain("T", Types({"float", "float16", "bfloat16", "double"}))
+            .Constrain("V", Types({"float", "float16", "bfloat16", "double"})));
+  r.Add(op("SkipLayerNormalization")
+            .In("X", "T")
+            .In("Skip", "T")
+            .In("gamma", "T")
+            .OptIn("beta", "T")
+            .Out("Y", "T")
+            .OptOut("Sum", "T")
+            .AttrInt("axis", -1)
+            .AttrFloat("epsilon", 1e-5f)
+            .Constrain("T", kFloat));
+  r.Add(op("Attention")
+            .In("Q", "T")
+            .In("K", "T")
+            .In("V", "T")
+            .OptIn("mask", "T")
+            .Out("Y", "T")
+            .AttrFloat("scale", 1.0f)
+            .AttrInt("k_transposed", 0)
             .Constrain("T", kFloat));
   r.SetMaxOpset(d, 1);
 }

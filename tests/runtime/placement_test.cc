@@ -199,10 +199,13 @@ std::unique_ptr<Session> Create(const std::string& bytes, SessionOptions o) {
   return Session::CreateFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, o);
 }
 
+// Level 0: these tests place the model as written (the optimizer would fold the test models' constant subgraphs
+// away, and `ferry check`, which CheckAgreesWithRun compares with, judges the model as written).
 SessionOptions On(std::vector<std::string> backends) {
   SessionOptions o;
   o.backends = std::move(backends);
   o.threads = 1;
+  o.optimization_level = 0;
   return o;
 }
 

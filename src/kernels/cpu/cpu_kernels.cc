@@ -33,6 +33,8 @@ void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
+void RegisterFerryAttentionKernels(KernelRegistry& r);
+void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -64,6 +66,8 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
   RegisterFusedMatMulKernels(r);
+  RegisterFerryAttentionKernels(r);
+  RegisterSkipLayerNormalizationKernels(r);
 }
 
 }  // namespace ferry::cpu

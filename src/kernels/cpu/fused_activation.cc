@@ -28,7 +28,8 @@ std::string FusedActivation::Parse(const ir::Node& node, FusedActivation* out) {
                                        {"HardSigmoid", Kind::kHardSigmoid, 2, 0.2f, 0.5f},
                                        {"HardSwish", Kind::kHardSwish, 0, 0, 0},
                                        {"Silu", Kind::kSilu, 0, 0, 0},
-                                       {"Gelu", Kind::kGelu, 0, 0, 0}};
+                                       {"Gelu", Kind::kGelu, 0, 0, 0},
+                                       {"GeluTanh", Kind::kGeluTanh, 0, 0, 0}};
   const Entry* e =
       std::find_if(std::begin(kEntries), std::end(kEntries), [&](const Entry& x) { return name == x.name; });
   if (e == std::end(kEntries)) {
@@ -66,6 +67,7 @@ void FusedActivation::AppendTo(dnnl::post_ops& ops) const {
     case Kind::kHardSwish: ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f); break;
     case Kind::kSilu: ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); break;
     case Kind::kGelu: ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); break;
+    case Kind::kGeluTanh: ops.append_eltwise(1.0f, alg::eltwise_gelu_tanh, 0.0f, 0.0f); break;
   }
 }
 
@@ -88,6 +90,7 @@ float FusedActivation::Apply(float x) const {
     }
     case Kind::kSilu: return x * (x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)));
     case Kind::kGelu: return ref::GeluErf(x);
+    case Kind::kGeluTanh: return ref::GeluTanh(x);
   }
   return x;
 }

@@ -9,6 +9,7 @@
 //   HardSigmoid [a,b]  eltwise_linear (a, b) then eltwise_clip_v2 (0, 1): oneDNN 2.6 has no hardsigmoid
 //   Silu        eltwise_swish (alpha 1): x * sigmoid(x)
 //   Gelu        eltwise_gelu_erf: 0.5 x (1 + erf(x / sqrt 2)); within 5e-7 of ref's (absolute, over [-10, 10])
+//   GeluTanh    eltwise_gelu_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); within 5e-7 of ref's (likewise)
 // clip and clip_v2 agree in the forward direction (they differ only in the gradient at x == lo); both compute
 // min(max(x, lo), hi) as ONNX Clip does, but oneDNN refuses lo > hi (ONNX: every element becomes hi), so that
 // case is refused. One difference is not refused: on a NaN, oneDNN's Relu, Clip and HardSigmoid (vmaxps with the
@@ -24,7 +25,9 @@
 namespace ferry::cpu {
 
 struct FusedActivation {
-  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu };
+  enum class Kind {
+    kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu, kGeluTanh
+  };
   Kind kind = Kind::kNone;
   float alpha = 0, beta = 0;  // LeakyRelu: alpha; Clip: lo, hi; HardSigmoid: alpha, beta
 

@@ -150,6 +150,15 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .predicate = StatsAsFloat,
          .name = "cpu.f32_layernormalization__onednn.17",
          .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)"});
+  // ai.ferry::LayerNormalization (what fuse_layer_norm makes of the decomposed formula below opset 17): the same op.
+  r.Add({.op = "LayerNormalization",
+         .domain = "ai.ferry",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}, {"U", {DataType::kFloat}}},
+         .create = MakeKernel<LayerNormalization>,
+         .predicate = StatsAsFloat,
+         .name = "cpu.f32_ferry_layernormalization__onednn.1",
+         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)"});
 }
 
 }  // namespace ferry::cpu

@@ -36,6 +36,7 @@ constexpr ActivationInfo kActivations[] = {
     {Kind::kHardSwish, "HardSwish", 0, 0, 0},
     {Kind::kSilu, "Silu", 0, 0, 0},
     {Kind::kGelu, "Gelu", 0, 0, 0},
+    {Kind::kGeluTanh, "GeluTanh", 0, 0, 0},
 };
 
 // The same formula as the ref Sigmoid kernel (unary_math.cc): exp never overflows.
@@ -62,7 +63,8 @@ FusedActivation FusedActivation::FromNode(const ir::Node& node) {
   }
   if (!info) {
     throw InvalidModelError(node.Describe() + ": unknown activation '" + name +
-                            "' (expected \"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu or Gelu)");
+                            "' (expected \"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, "
+                            "Gelu or GeluTanh)");
   }
   if (!params.empty() && params.size() != info->params) {
     throw InvalidModelError(node.Describe() + ": activation '" + name + "' takes " + std::to_string(info->params) +
@@ -96,6 +98,7 @@ void FusedActivation::Apply(float* y, int64_t n, int threads) const {
     case Kind::kHardSwish: return Map(y, n, threads, [](float x) { return x * Clamp01(x / 6 + 0.5f); });
     case Kind::kSilu: return Map(y, n, threads, [](float x) { return x * Sigmoid(x); });
     case Kind::kGelu: return Map(y, n, threads, [](float x) { return GeluErf(x); });
+    case Kind::kGeluTanh: return Map(y, n, threads, [](float x) { return GeluTanh(x); });
   }
 }
 

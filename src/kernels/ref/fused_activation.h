@@ -13,12 +13,13 @@
 //   HardSwish    -                            x * max(0, min(1, x / 6 + 0.5)); NaN stays NaN
 //   Silu         -                            x * sigmoid(x)
 //   Gelu         -                            x * 0.5 * (1 + erf(x / sqrt 2)), as the ref Gelu kernel (gelu.h)
+//   GeluTanh     -                            x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), likewise
 //
 // Each is exactly the standard ONNX op of that name (Silu: Mul(x, Sigmoid(x)); Gelu: Gelu-20 with approximate
-// "none"), so FusedConv equals Conv, Add and the activation run one after another. A backend mapping these onto
-// its own primitives (e.g. oneDNN eltwise post-ops: relu with alpha 0 / alpha, clip_v2, logistic, tanh,
-// hardsigmoid, hardswish with 1/6 and 0.5, swish with alpha 1, gelu_erf) reads `kind`, `alpha` and `beta`; edge
-// cases (NaN, min > max) are the table's.
+// "none"; GeluTanh: Gelu-20 with approximate "tanh"), so FusedConv equals Conv, Add and the activation run one
+// after another. A backend mapping these onto its own primitives (e.g. oneDNN eltwise post-ops: relu with alpha
+// 0 / alpha, clip_v2, logistic, tanh, hardsigmoid, hardswish with 1/6 and 0.5, swish with alpha 1, gelu_erf,
+// gelu_tanh) reads `kind`, `alpha` and `beta`; edge cases (NaN, min > max) are the table's.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,9 @@
 namespace ferry::ref {
 
 struct FusedActivation {
-  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu };
+  enum class Kind {
+    kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu, kGeluTanh
+  };
 
   Kind kind = Kind::kNone;
   // LeakyRelu: alpha. Clip: alpha = min, beta = max. HardSigmoid: alpha, beta. Unused otherwise.

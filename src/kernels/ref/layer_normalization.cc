@@ -105,6 +105,12 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .since = 17,
          .types = {{"T", dtypes::Floats()}, {"U", {DataType::kFloat, DataType::kBFloat16}}},
          .create = MakeKernel<LayerNormalization>});
+  // ai.ferry::LayerNormalization (what fuse_layer_norm makes of the decomposed formula below opset 17): the same op.
+  r.Add({.op = "LayerNormalization",
+         .domain = "ai.ferry",
+         .since = 1,
+         .types = {{"T", dtypes::Floats()}, {"U", {DataType::kFloat, DataType::kBFloat16}}},
+         .create = MakeKernel<LayerNormalization>});
 }
 
 }  // namespace ferry::ref

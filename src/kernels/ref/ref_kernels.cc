@@ -148,6 +148,8 @@ void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
+void RegisterFerryAttentionKernels(KernelRegistry& r);
+void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
 
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
@@ -286,6 +288,8 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterFusedMatMulKernels(r);
+  RegisterFerryAttentionKernels(r);
+  RegisterSkipLayerNormalizationKernels(r);
 }
 
 }  // namespace ferry::ref

@@ -81,6 +81,12 @@ void RegisterRMSNormalizationKernels(KernelRegistry& r) {
          .since = 23,
          .types = {{"T", dtypes::Floats()}, {"V", dtypes::Floats()}},
          .create = MakeKernel<RMSNormalization>});
+  // ai.ferry::RMSNormalization (what fuse_layer_norm makes of the decomposed formula below opset 23): the same op.
+  r.Add({.op = "RMSNormalization",
+         .domain = "ai.ferry",
+         .since = 1,
+         .types = {{"T", dtypes::Floats()}, {"V", dtypes::Floats()}},
+         .create = MakeKernel<RMSNormalization>});
 }
 
 }  // namespace ferry::ref

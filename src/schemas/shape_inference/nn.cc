@@ -411,6 +411,70 @@ void LayerNormalization(InferenceContext& ctx) {
   for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.SetOutputShape(i, stat);
 }
 
+// ai.ferry::SkipLayerNormalization: Y and Sum (X + Skip, Skip broadcasting over X's leading dims) like X.
+void SkipLayerNormalization(InferenceContext& ctx) {
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) ctx.PropagateShape(0, i);
+}
+
+// ai.ferry::Attention (schemas_ferry.cc): Y [lead..., Sq, Dv], lead the numpy broadcast of the leading dims of Q,
+// K, V and mask (all but their last two). Q and K must agree on Dh, K and V on Sk; mask's last two dims are 1 or
+// Sq / Sk.
+void FerryAttention(InferenceContext& ctx) {
+  const bool kt = ctx.attr_int("k_transposed", 0) != 0;
+  const Dims* in[4] = {ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2),
+                       ctx.has_input(3) ? ctx.input_shape(3) : nullptr};
+  for (size_t i = 0; i < 3; ++i) {
+    if (in[i] && in[i]->size() < 2) {
+      ctx.Fail("input " + std::string("QKV").substr(i, 1) + " " + ctx.InputString(i) + " must have rank >= 2");
+    }
+  }
+  const Dims *q = in[0], *k = in[1], *v = in[2], *m = in[3];
+  auto mismatch = [](const ir::Dim& a, const ir::Dim& b) {
+    return a.is_static() && b.is_static() && a.value != b.value;
+  };
+  const std::string k_str = "K " + ctx.InputString(1) + (kt ? " (k_transposed = 1)" : "");
+  if (q && k && mismatch(q->back(), kt ? (*k)[k->size() - 2] : k->back())) {
+    ctx.Fail("Q " + ctx.InputString(0) + " and " + k_str + " differ in the head dim Dh");
+  }
+  if (k && v && mismatch(kt ? k->back() : (*k)[k->size() - 2], (*v)[v->size() - 2])) {
+    ctx.Fail(k_str + " and V " + ctx.InputString(2) + " differ in the key count Sk");
+  }
+  if (m && k && !m->empty()) {
+    const ir::Dim& sk = kt ? k->back() : (*k)[k->size() - 2];
+    if (!IsOne(m->back()) && mismatch(m->back(), sk)) {
+      ctx.Fail("mask " + ctx.InputString(3) + " does not broadcast to the scores' key count Sk of " + k_str);
+    }
+  }
+  if (m && q && m->size() >= 2 && !IsOne((*m)[m->size() - 2]) && mismatch((*m)[m->size() - 2], (*q)[q->size() - 2])) {
+    ctx.Fail("mask " + ctx.InputString(3) + " does not broadcast to the scores' query count Sq of Q " +
+             ctx.InputString(0));
+  }
+  if (!q || !k || !v || (ctx.has_input(3) && !m)) return;
+  // The leading dims, right-aligned.
+  size_t lead = 0;
+  for (const Dims* d : in) {
+    if (d && d->size() > 2) lead = std::max(lead, d->size() - 2);
+  }
+  Dims out(lead, ir::Dim::Static(1));
+  for (size_t i = 0; i < 4; ++i) {
+    const Dims* d = in[i];
+    if (!d || d->size() <= 2) continue;
+    const size_t n = d->size() - 2;
+    for (size_t j = 0; j < n; ++j) {
+      bool conflict = false;
+      out[lead - n + j] = BroadcastDim(out[lead - n + j], (*d)[j], &conflict);
+      if (conflict) {
+        ctx.Fail("the leading dims of Q " + ctx.InputString(0) + ", K " + ctx.InputString(1) + ", V " +
+                 ctx.InputString(2) + (m ? ", mask " + ctx.InputString(3) : std::string()) +
+                 " cannot be broadcast together");
+      }
+    }
+  }
+  out.push_back((*q)[q->size() - 2]);
+  out.push_back(v->back());
+  ctx.SetOutputShape(0, std::move(out));
+}
+
 // RoiAlign: [num_rois, C, output_height, output_width]; MaxRoiPool: [num_rois, C, pooled_shape...].
 void RoiAlign(InferenceContext& ctx) {
   const Dims* x = ctx.input_shape(0);
@@ -526,6 +590,10 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference(ferry, "ReorderToBlocked", 1, ReorderToBlocked);
   r.SetInference(ferry, "ReorderFromBlocked", 1, ReorderFromBlocked);
   r.SetInference(ferry, "Gelu", 1, SameShape);
+  r.SetInference(ferry, "Attention", 1, FerryAttention);
+  r.SetInference(ferry, "LayerNormalization", 1, LayerNormalization);
+  r.SetInference(ferry, "RMSNormalization", 1, SameShape);
+  r.SetInference(ferry, "SkipLayerNormalization", 1, SkipLayerNormalization);
   // FusedMatMul: linalg.cc, which has MatMul's inference.
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);

@@ -133,7 +133,8 @@ TEST(CpuFerryOpsFusedConv, EveryActivationOnBothLayoutPaths) {
   std::mt19937 rng(9);
   const Activation all[] = {{"Relu", {}},         {"LeakyRelu", {0.02f}},       {"Clip", {0.0f, 6.0f}},
                             {"Sigmoid", {}},      {"Tanh", {}},                 {"HardSigmoid", {0.2f, 0.5f}},
-                            {"HardSwish", {}},    {"Silu", {}},                 {"", {}}};
+                            {"HardSwish", {}},    {"Silu", {}},                 {"Gelu", {}},
+                            {"GeluTanh", {}},     {"", {}}};
   for (const Activation& a : all) {
     for (const int64_t k : {1, 3}) {
       const Shape xs{1, 16, 20, 20}, ws{24, 16, k, k}, ys{1, 24, 20, 20};

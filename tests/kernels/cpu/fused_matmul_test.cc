@@ -30,7 +30,8 @@ const std::vector<Activation>& Activations() {
                                               {"HardSigmoid", {}},
                                               {"HardSwish", {}},
                                               {"Silu", {}},
-                                              {"Gelu", {}}};
+                                              {"Gelu", {}},
+                                              {"GeluTanh", {}}};
   return all;
 }
 

@@ -91,7 +91,7 @@ const std::vector<Act>& Activations() {
       {"", {}},          {"Relu", {}},         {"LeakyRelu", {}},          {"LeakyRelu", {0.3f}},
       {"Clip", {}},      {"Clip", {-0.5f, 0.7f}}, {"Clip", {0.5f, -0.5f}},  // min > max: everything is max
       {"Sigmoid", {}},   {"Tanh", {}},         {"HardSigmoid", {}},        {"HardSigmoid", {0.5f, 0.25f}},
-      {"HardSwish", {}}, {"Silu", {}},         {"Gelu", {}},
+      {"HardSwish", {}}, {"Silu", {}},         {"Gelu", {}},                {"GeluTanh", {}},
   };
   return acts;
 }
@@ -118,6 +118,8 @@ void AppendStandardActivation(std::vector<NodeSpec>& nodes, Named& constants, co
   } else if (act.name == "Silu") {
     nodes.push_back({"Sigmoid", "", {in}, in + "_sig", {}});
     nodes.push_back({"Mul", "", {in, in + "_sig"}, "Y", {}});
+  } else if (act.name == "GeluTanh") {
+    nodes.push_back({"Gelu", "", {in}, "Y", {Str("approximate", "tanh")}});
   } else {
     nodes.push_back({act.name, "", {in}, "Y", {}});  // Gelu: opset 20, approximate "none"
   }

@@ -1,0 +1,220 @@
+// ai.ferry Attention (schemas_ferry.cc) on the cpu backend, float32: Y = Softmax(scale * Q Kᵀ + mask, axis = -1) V,
+// what fuse_attention makes of the MatMul -> [scale] -> [Add mask] -> Softmax -> MatMul core of a transformer.
+//
+// The work is cut into tasks of (leading index, block of query rows), spread over the threads with ParallelFor.
+// Each task computes its block of scores S = scale * Q_block Kᵀ with oneDNN's dnnl_sgemm (row-major C API; K read
+// as [Sk, Dh] transposed, or as [Dh, Sk] when k_transposed, through the leading dimension), adds the mask rows and
+// normalizes every row in place while the block is in L1/L2 (softmax_kernels.inc: ref Softmax's operations in its
+// order with the vector exp, so NaN/±inf rows — a row masked by -inf everywhere included — come out as from the
+// unfused graph), then writes Y_block = P V with a second dnnl_sgemm. The scores never go to memory as a whole
+// [Sq, Sk] tensor per head, and no intermediate is allocated per block: each thread sizes one scratch block per
+// call. dnnl_sgemm called inside the parallel region runs single-threaded (oneDNN does not nest parallelism under
+// OpenMP); when the tasks run inline, it gets ctx.threads() threads.
+//
+// Variants: AVX-512F and AVX2+FMA (the softmax row); a CPU with neither leaves the node to ref (fuse_attention
+// then does not fuse for cpu). `scale` must be finite and nonzero (sgemm's alpha = 0 would skip the product, so
+// inf / NaN scores would not turn into NaN as the definition says).
+#include <dnnl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/simd_common.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/ferry_attention.h"
+#include "kernels/registry.h"
+#include "schemas/schema.h"
+
+namespace ferry::cpu {
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace avx512 {
+using V = simd::F32x16;
+#include "kernels/cpu/simd_kernels.inc"
+#include "kernels/cpu/softmax_kernels.inc"
+
+// Adds the mask to `rows` rows of n scores (row stride n) and normalizes each; mask row i at mask + i * row_stride,
+// its elements col_stride (0 or 1) apart.
+void MaskedSoftmaxRows(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = s + i * n;
+    if (mask) {
+      const float* m = mask + i * row_stride;
+      if (col_stride != 0) {
+        RowVV<AddOp>(row, m, row, n);
+      } else {
+        RowVS<AddOp>(row, *m, row, n);
+      }
+    }
+    SoftmaxRow<false>(row, row, n);
+  }
+}
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+using V = simd::F32x8;
+#include "kernels/cpu/simd_kernels.inc"
+#include "kernels/cpu/softmax_kernels.inc"
+
+void MaskedSoftmaxRows(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = s + i * n;
+    if (mask) {
+      const float* m = mask + i * row_stride;
+      if (col_stride != 0) {
+        RowVV<AddOp>(row, m, row, n);
+      } else {
+        RowVS<AddOp>(row, *m, row, n);
+      }
+    }
+    SoftmaxRow<false>(row, row, n);
+  }
+}
+}  // namespace avx2
+#pragma GCC pop_options
+
+using RowsFn = void (*)(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride);
+
+// Query rows per task: a scores block of at most kBlockFloats floats (it stays in L2 with the Q, K and V panels
+// the two products stream), at most kMaxRows rows, and enough tasks to keep `threads` threads busy.
+constexpr int64_t kBlockFloats = 32768;
+constexpr int64_t kMaxRows = 64;
+constexpr int64_t kMinRows = 8;
+
+int64_t RowsPerTask(int64_t batch, int64_t sq, int64_t sk, int threads) {
+  const int64_t cap = std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(sk, 1), kMinRows, kMaxRows);
+  int64_t blocks = (sq + cap - 1) / cap;
+  while (batch * blocks < threads && (sq + blocks) / (blocks + 1) >= kMinRows) ++blocks;
+  return (sq + blocks - 1) / blocks;  // even blocks: no small remainder block
+}
+
+// oneDNN generates its GEMM kernels on the first dnnl_sgemm call of the process (~60 ms here): done when the first
+// Attention kernel is created (with the session), not in its first run.
+void WarmUpSgemm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
+    float c[4];
+    ScopedOmpThreads omp(1);
+    dnnl_sgemm('N', 'N', 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+    dnnl_sgemm('N', 'T', 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+  });
+}
+
+class Attention : public OpKernel {
+ public:
+  Attention(const ir::Node& node, RowsFn rows)
+      : rows_(rows), scale_(node.GetFloat("scale", 1.0f)), k_transposed_(node.GetInt("k_transposed", 0) != 0) {
+    WarmUpSgemm();
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& q = ctx.required_input(0);
+    const Tensor& k = ctx.required_input(1);
+    const Tensor& v = ctx.required_input(2);
+    const Tensor* mask = ctx.input(3);
+    const std::string what = ctx.Describe();
+    const std::pair<const Tensor*, const char*> typed[] = {{&q, "Q"}, {&k, "K"}, {&v, "V"}, {mask, "mask"}};
+    for (const auto& [t, name] : typed) {
+      if (t && t->dtype() != DataType::kFloat) {
+        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
+                                   ", expected float");
+      }
+    }
+    const ref::AttentionPlan p = ref::PlanAttention(q, k, v, mask, k_transposed_, what);
+    if (p.sk == 0) {  // softmax over no keys: P V sums nothing
+      ctx.Output(0, DataType::kFloat, p.out_shape);
+      return;
+    }
+    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, p.out_shape);
+    if (y.size() == 0) return;
+    const float* qp = q.data<float>();
+    const float* kp = k.data<float>();
+    const float* vp = v.data<float>();
+    const float* mp = mask ? mask->data<float>() : nullptr;
+    float* yp = y.data<float>();
+
+    const int threads = std::max(1, ctx.threads());
+    const int64_t rows = RowsPerTask(p.batch(), p.sq, p.sk, threads);
+    const int64_t blocks = (p.sq + rows - 1) / rows;
+    std::atomic<int> status{dnnl_success};
+    ScopedOmpThreads omp(threads);  // for dnnl_sgemm when the tasks run inline
+    ParallelFor(threads, p.batch() * blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(static_cast<size_t>(rows * p.sk));
+      float* s = scratch.data();
+      for (int64_t t = begin; t < end; ++t) {
+        const size_t b = static_cast<size_t>(t / blocks);
+        const int64_t r0 = (t % blocks) * rows;
+        const int64_t m = std::min(rows, p.sq - r0);
+        dnnl_status_t st = dnnl_success;
+        if (p.dh == 0) {
+          std::fill(s, s + m * p.sk, 0.0f);
+        } else {
+          st = dnnl_sgemm('N', k_transposed_ ? 'N' : 'T', m, p.sk, p.dh, scale_, qp + p.q_offsets[b] + r0 * p.dh, p.dh,
+                          kp + p.k_offsets[b], k_transposed_ ? p.sk : p.dh, 0.0f, s, p.sk);
+        }
+        const float* mrow = mp ? mp + p.mask_offsets[b] + r0 * p.mask_row_stride : nullptr;
+        rows_(s, m, p.sk, mrow, p.mask_row_stride, p.mask_col_stride);
+        if (st == dnnl_success) {
+          st = dnnl_sgemm('N', 'N', m, p.dv, p.sk, 1.0f, s, p.sk, vp + p.v_offsets[b], p.dv, 0.0f,
+                          yp + static_cast<int64_t>(b) * p.sq * p.dv + r0 * p.dv, p.dv);
+        }
+        if (st != dnnl_success) status.store(st);
+      }
+    });
+    if (status.load() != dnnl_success) {
+      throw InternalError(what + ": oneDNN dnnl_sgemm failed with status " + std::to_string(status.load()));
+    }
+  }
+
+ private:
+  RowsFn rows_;
+  float scale_;
+  bool k_transposed_;
+};
+
+std::string AttentionPredicate(const ir::Node& node) {
+  const float scale = node.GetFloat("scale", 1.0f);
+  if (!std::isfinite(scale) || scale == 0.0f) {
+    return "Attention: scale = " + std::to_string(scale) + " (zero or not finite) is not implemented on cpu";
+  }
+  return "";
+}
+
+}  // namespace
+
+void RegisterFerryAttentionKernels(KernelRegistry& r) {
+  const struct {
+    const char* impl;
+    IsaSet isa;
+    RowsFn rows;
+  } variants[] = {
+      {"avx512", {Isa::kAvx512f}, &avx512::MaskedSoftmaxRows},
+      {"avx2", {Isa::kAvx2, Isa::kFma}, &avx2::MaskedSoftmaxRows},
+  };
+  for (const auto& v : variants) {
+    const RowsFn rows = v.rows;
+    r.Add({.op = "Attention",
+           .domain = std::string(schemas::kFerryDomain),
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create = [rows](const ir::Node& node) { return std::make_unique<Attention>(node, rows); },
+           .predicate = AttentionPredicate,
+           .isa = v.isa,
+           .name = std::string("cpu.f32_attention__") + v.impl + ".1",
+           .constraints = "float32; scale finite and nonzero"});
+  }
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,66 @@
+// The layer-normalization row routine of layer_norm_row.h: the vector variants are layer_norm_row.inc compiled
+// for AVX-512F and for AVX2+FMA; the scalar variant below does ref's operations in ref's order.
+#include "kernels/cpu/layer_norm_row.h"
+
+#include <cmath>
+
+#include "kernels/cpu/simd_common.h"
+
+namespace ferry::cpu {
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace avx512 {
+using V = simd::F32x16;
+#include "kernels/cpu/layer_norm_row.inc"
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+using V = simd::F32x8;
+#include "kernels/cpu/layer_norm_row.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+
+}  // namespace
+
+__attribute__((target("avx512f"))) void LayerNormRowAvx512(const float* x, const float* skip, float* sum, float* y,
+                                                           const float* gamma, const float* beta, int64_t n,
+                                                           float epsilon) {
+  avx512::Row(x, skip, sum, y, gamma, beta, n, epsilon);
+}
+
+__attribute__((target("avx2,fma"))) void LayerNormRowAvx2(const float* x, const float* skip, float* sum, float* y,
+                                                          const float* gamma, const float* beta, int64_t n,
+                                                          float epsilon) {
+  avx2::Row(x, skip, sum, y, gamma, beta, n, epsilon);
+}
+
+void LayerNormRowScalar(const float* x, const float* skip, float* sum, float* y, const float* gamma,
+                        const float* beta, int64_t n, float epsilon) {
+  const float* s = x;
+  if (skip) {
+    float* out = sum ? sum : y;
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] + skip[i];
+    s = out;
+  }
+  float total = 0;
+  for (int64_t i = 0; i < n; ++i) total += s[i];
+  const float mean = total / static_cast<float>(n);
+  float sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = s[i] - mean;
+    sq += d * d;
+  }
+  const float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + epsilon);
+  if (beta) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (s[i] - mean) * inv * gamma[i] + beta[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = (s[i] - mean) * inv * gamma[i];
+  }
+}
+
+}  // namespace ferry::cpu
