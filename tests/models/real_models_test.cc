@@ -5,6 +5,8 @@
 //   FERRY_TEST_MODELS   the generated models directory (default: $FERRY_BUILD_DIR/test-models); the tests skip
 //                       when it (or its manifest.json) is missing
 //   FERRY_TEST_BACKEND  comma-separated backend list for the Session (default: ref)
+//   FERRY_TEST_OPT_LEVEL the graph optimization level (default: the session's default): ctest runs the cpu
+//                       backend at every level, so each level's graph matches PyTorch within the model's tolerance
 //   FERRY_SOURCE_DIR    the source tree, for models/quickstart_cnn.onnx (default: the configure-time path)
 //
 // One test per manifest entry is registered at startup (RealModels.<name>), so ctest's log and --gtest_filter show
@@ -67,6 +69,9 @@ SessionOptions TestOptions() {
   std::stringstream list(Env("FERRY_TEST_BACKEND", "ref"));
   for (std::string b; std::getline(list, b, ',');) {
     if (!b.empty()) options.backends.push_back(b);
+  }
+  if (const std::string level = Env("FERRY_TEST_OPT_LEVEL", ""); !level.empty()) {
+    options.optimization_level = std::stoi(level);
   }
   return options;
 }
@@ -241,7 +246,8 @@ class RealModelTest : public testing::Test {
     }
     double run_s = Seconds(t0);
     std::cout << "[ model    ] " << spec_.name << ": create " << Fmt(create_s) << " s, run " << Fmt(run_s)
-              << " s (backends " << Env("FERRY_TEST_BACKEND", "ref") << ")\n";
+              << " s (backends " << Env("FERRY_TEST_BACKEND", "ref") << ", level "
+              << Env("FERRY_TEST_OPT_LEVEL", "default") << ")\n";
 
     for (const auto& out : spec_.outputs) {
       auto it = std::find_if(results.begin(), results.end(), [&](const NamedValue& r) { return r.first == out.name; });
