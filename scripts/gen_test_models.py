@@ -372,6 +372,13 @@ class BertEncoder(torch.nn.Module):
                                                  activation="gelu", batch_first=True, layer_norm_eps=1e-12)
         self.embed_norm = torch.nn.LayerNorm(d_model, eps=1e-12)
         self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        # TransformerEncoder deep-copies one layer, so every layer would start with the same weights, and the
+        # exporter then stores them once: give each layer its own, as a trained model has.
+        for encoder_layer in self.encoder.layers:
+            for module in encoder_layer.modules():
+                if module is not encoder_layer and hasattr(module, "reset_parameters"):
+                    module.reset_parameters()
+            encoder_layer.self_attn._reset_parameters()
         self.pooler = torch.nn.Linear(d_model, d_model)
 
     def forward(self, embeddings):

@@ -226,11 +226,11 @@ void ExportModelToFile(const Model& model, const std::string& path, const Export
     throw InvalidArgumentError(model.Describe() + ": the model is " + std::to_string(size >> 20) +
                                " MiB, over protobuf's 2 GiB limit: write its weights as external data");
   }
-  std::string bytes;
-  if (!proto.SerializeToString(&bytes)) throw InternalError(model.Describe() + ": failed to serialize the model");
+  // Serialized straight into the file: no second in-memory copy of the weights.
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !out.flush()) {
-    throw InvalidArgumentError("cannot write model to '" + path + "'");
+  if (!out) throw InvalidArgumentError("cannot write model to '" + path + "'");
+  if (!proto.SerializeToOstream(&out) || !out.flush()) {
+    throw InvalidArgumentError("cannot write model to '" + path + "': serialization or write failed");
   }
 }
 

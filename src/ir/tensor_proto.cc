@@ -126,7 +126,7 @@ Tensor TensorFromProto(const onnx::TensorProto& proto, const TensorLoadOptions& 
       Bad(o, "raw data has " + std::to_string(raw->size()) + " bytes, shape " + ShapeToString(shape) + " of " +
                  std::string(DataTypeName(dtype)) + " needs " + std::to_string(expected_bytes));
     }
-    Tensor t(dtype, shape);
+    Tensor t = Tensor::Uninitialized(dtype, shape);  // every byte is written next
     if (expected_bytes) std::memcpy(t.raw_data(), raw->data(), expected_bytes);
     return t;
   }
