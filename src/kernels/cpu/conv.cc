@@ -26,7 +26,9 @@
 // convolutions on large planes (56x56 and 28x28: 0.75-2.15 ms vs 1.1-2.5 ms with reorders); from 14x14 down the
 // blocked path ties or wins. Over the whole network: blocked+reorders 78 ms, plain 94 ms, this mix 72 ms. So:
 // plain src/dst for group-1 pointwise stride-1 unpadded convolutions with at least 256 output positions, blocked
-// (any) otherwise.
+// (any) otherwise — and blocked also when an activation is fused: oneDNN 2.6's GEMM convolution applies an
+// eltwise post-op 3-5x slower than the convolution itself (MobileNet-V2's 1x1 expansions with Clip at 112x112:
+// 11.2 ms vs 2.9 ms without it), which made level 2 twice as slow as level 0 on MobileNet-V2.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -47,8 +49,8 @@ namespace {
 using dnnl::memory;
 
 // See the measurements at the top of the file.
-bool PreferPlainActivations(const ref::ConvShape& cs) {
-  if (cs.group != 1) return false;
+bool PreferPlainActivations(const ref::ConvShape& cs, const FusedActivation& act) {
+  if (cs.group != 1 || act.kind != FusedActivation::Kind::kNone) return false;
   for (size_t d = 0; d < cs.g.rank(); ++d) {
     if (cs.g.kernel[d] != 1 || cs.g.strides[d] != 1 || cs.g.pad_begin[d] != 0 || cs.g.pad_end[d] != 0) return false;
   }
@@ -129,7 +131,7 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref
   if (!c.blocked) {
     src_user = PlainDesc(x, DataType::kFloat);
     dst_user = PlainDesc(cs.y_shape, DataType::kFloat);
-    const bool plain = PreferPlainActivations(cs);
+    const bool plain = PreferPlainActivations(cs, c.act);
     src = plain ? src_user : memory::desc(Dims(x), memory::data_type::f32, memory::format_tag::any);
     dst = plain ? dst_user : memory::desc(Dims(cs.y_shape), memory::data_type::f32, memory::format_tag::any);
   } else {
