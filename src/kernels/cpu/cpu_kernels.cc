@@ -15,6 +15,7 @@ void RegisterPoolingKernels(KernelRegistry& r);
 void RegisterBatchNormalizationKernels(KernelRegistry& r);
 void RegisterSoftmaxKernels(KernelRegistry& r);
 void RegisterLayerNormalizationKernels(KernelRegistry& r);
+void RegisterRmsNormalizationKernels(KernelRegistry& r);
 // --- vectorized elementwise ---
 void RegisterBinaryElementwiseKernels(KernelRegistry& r);
 void RegisterUnaryElementwiseKernels(KernelRegistry& r);
@@ -48,6 +49,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterBatchNormalizationKernels(r);
   RegisterSoftmaxKernels(r);
   RegisterLayerNormalizationKernels(r);
+  RegisterRmsNormalizationKernels(r);
   // --- vectorized elementwise ---
   RegisterBinaryElementwiseKernels(r);
   RegisterUnaryElementwiseKernels(r);

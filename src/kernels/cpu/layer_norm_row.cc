@@ -1,4 +1,4 @@
-// The layer-normalization row routine of layer_norm_row.h: the vector variants are layer_norm_row.inc compiled
+// The layer-normalization and RMS-normalization row routines of layer_norm_row.h: the vector variants are layer_norm_row.inc compiled
 // for AVX-512F and for AVX2+FMA; the scalar variant below does ref's operations in ref's order.
 #include "kernels/cpu/layer_norm_row.h"
 
@@ -61,6 +61,23 @@ void LayerNormRowScalar(const float* x, const float* skip, float* sum, float* y,
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = (s[i] - mean) * inv * gamma[i];
   }
+}
+
+__attribute__((target("avx512f"))) void RmsNormRowAvx512(const float* x, float* y, const float* scale, int64_t n,
+                                                         float epsilon) {
+  avx512::RmsRow(x, y, scale, n, epsilon);
+}
+
+__attribute__((target("avx2,fma"))) void RmsNormRowAvx2(const float* x, float* y, const float* scale, int64_t n,
+                                                        float epsilon) {
+  avx2::RmsRow(x, y, scale, n, epsilon);
+}
+
+void RmsNormRowScalar(const float* x, float* y, const float* scale, int64_t n, float epsilon) {
+  float sq = 0;
+  for (int64_t i = 0; i < n; ++i) sq += x[i] * x[i];
+  const float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + epsilon);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * scale[i];
 }
 
 }  // namespace ferry::cpu

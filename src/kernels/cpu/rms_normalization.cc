@@ -1,0 +1,170 @@
+// RMSNormalization (opset 23) and ai.ferry::RMSNormalization (what fuse_layer_norm makes of T5/LLaMA's decomposed
+// RMSNorm below opset 23) on the cpu backend, float32: Y = X / sqrt(mean(X^2 over dims [axis, rank)) + epsilon)
+// · scale, row by row (layer_norm_row.h: each row of X is read once from memory, the scaling re-reads it from
+// cache), rows in parallel. Accepted: stash_type 1 (float statistics, as ref computes them for float32) and a scale
+// of the normalized shape (leading 1s allowed), i.e. one contiguous row of n values; other scales, which only
+// broadcast to it or to X's full shape, are refused where the shapes are static (ref runs them) and, when only the
+// run reveals them, expanded here as ref does. Y takes over X's buffer when that is X's last use. AVX-512F,
+// AVX2+FMA and scalar variants, best first.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/layer_norm_row.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/normalization_util.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+// True when `scale` (right-aligned to X's `rank` dims) is 1 on every dim before `axis` and equals X's dims from
+// `axis` on: its elements are one row of the normalized shape, in order.
+bool IsOneRow(const Shape& scale, const Shape& x, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t off = rank - static_cast<int64_t>(scale.size());
+  if (off < 0) return false;
+  for (int64_t p = 0; p < rank; ++p) {
+    const int64_t s = p < off ? 1 : scale[static_cast<size_t>(p - off)];
+    if (p < axis ? s != 1 : s != x[static_cast<size_t>(p)]) return false;
+  }
+  return true;
+}
+
+class RmsNormalization : public OpKernel {
+ public:
+  RmsNormalization(const ir::Node& node, RmsNormRowFn row)
+      : row_(row), axis_(node.GetInt("axis", -1)), epsilon_(node.GetFloat("epsilon", 1e-5f)) {
+    ref::StashType(node.GetInt("stash_type", 1), node.Describe());  // validates the attribute
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& scale = ctx.required_input(1);
+    const std::string what = ctx.Describe();
+    if (x.dtype() != DataType::kFloat || scale.dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": inputs 'X' and 'scale' must be float32, got " +
+                                 std::string(DataTypeName(x.dtype())) + " and " +
+                                 std::string(DataTypeName(scale.dtype())));
+    }
+    const int64_t rank = x.rank();
+    if (rank == 0) throw InvalidArgumentError(what + ": input 'X' must have rank >= 1");
+    const int64_t axis = ref::NormalizeAxis(axis_, rank, what);
+    int64_t rows = 1, n = 1;
+    for (int64_t d = 0; d < axis; ++d) rows *= x.dim(d);
+    for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
+    // scale as rows of n values: its own data (the accepted form), else expanded as ref does (shapes the shape
+    // predicate could not see): to one row when it broadcasts to the normalized shape, to X's shape otherwise
+    // (which throws, naming 'scale', when it does not broadcast).
+    std::vector<float> expanded;
+    const float* w = nullptr;
+    int64_t w_stride = 0;  // between rows
+    if (IsOneRow(scale.shape(), x.shape(), axis)) {
+      w = scale.data<float>();
+    } else {
+      const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
+      const bool per_row = ref::BroadcastsTo(scale.shape(), norm_shape);
+      expanded = ref::ReadFloatsExpanded<float>(scale, per_row ? norm_shape : x.shape(), what, "scale");
+      w = expanded.data();
+      w_stride = per_row ? 0 : n;
+    }
+    Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
+    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
+    if (x.size() == 0) return;
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    ParallelFor(ctx.threads(), rows, std::max<int64_t>(1, 8192 / n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) row_(xp + r * n, yp + r * n, w + r * w_stride, n, epsilon_);
+    });
+  }
+
+ private:
+  RmsNormRowFn row_;
+  int64_t axis_;
+  float epsilon_;
+};
+
+std::string FloatStash(const ir::Node& node) {
+  const int64_t stash = node.GetInt("stash_type", 1);
+  if (stash == 1) return "";
+  return "RMSNormalization: stash_type " + std::to_string(stash) + " (not float) is not implemented on cpu";
+}
+
+std::string DimsToString(const std::vector<ir::Dim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    s += (i ? "," : "") + (dims[i].is_static() ? std::to_string(dims[i].value)
+                                                : (dims[i].symbol.empty() ? "?" : dims[i].symbol));
+  }
+  return s + "]";
+}
+
+// Static shapes: scale must be one row of the normalized shape (IsOneRow); "" when a dim it needs is unknown.
+std::string ScaleIsOneRow(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const ir::Value* scale = node.num_inputs() > 1 ? node.input(1) : nullptr;
+  if (!x || !scale || !x->type().shape || !scale->type().shape) return "";
+  const auto& xs = *x->type().shape;
+  const auto& ss = *scale->type().shape;
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  int64_t axis = node.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) return "";  // the kernel (like ref) reports it at run time
+  const int64_t off = rank - static_cast<int64_t>(ss.size());
+  if (off < 0) return "";  // never broadcasts: the kernel (like ref) reports it at run time
+  bool one_row = true;
+  for (int64_t p = 0; one_row && p < rank; ++p) {
+    const ir::Dim s = p < off ? ir::Dim::Static(1) : ss[static_cast<size_t>(p - off)];
+    const ir::Dim& d = xs[static_cast<size_t>(p)];
+    if (!s.is_static() || (p >= axis && !d.is_static())) return "";
+    one_row = p < axis ? s.value == 1 : s.value == d.value;
+  }
+  if (one_row) return "";
+  return "RMSNormalization: scale of shape " + DimsToString(ss) + " is not one row of the normalized shape " +
+         DimsToString(std::vector<ir::Dim>(xs.begin() + axis, xs.end())) +
+         " (broadcast scales are not implemented on cpu)";
+}
+
+}  // namespace
+
+void RegisterRmsNormalizationKernels(KernelRegistry& r) {
+  const struct {
+    const char* impl;
+    IsaSet isa;
+    RmsNormRowFn row;
+  } variants[] = {{"avx512", {Isa::kAvx512f}, &RmsNormRowAvx512},
+                  {"avx2", {Isa::kAvx2, Isa::kFma}, &RmsNormRowAvx2},
+                  {"scalar", {}, &RmsNormRowScalar}};
+  const char* constraints = "stash_type=1 (float) only; scale of the normalized shape (leading 1s allowed)";
+  for (const auto& v : variants) {
+    const RmsNormRowFn row = v.row;
+    const KernelFactory create = [row](const ir::Node& node) {
+      return std::make_unique<RmsNormalization>(node, row);
+    };
+    r.Add({.op = "RMSNormalization",
+           .since = 23,
+           .types = {{"T", {DataType::kFloat}}, {"V", {DataType::kFloat}}},
+           .create = create,
+           .predicate = FloatStash,
+           .shape_predicate = ScaleIsOneRow,
+           .isa = v.isa,
+           .name = std::string("cpu.f32_rms_normalization__") + v.impl + ".23",
+           .constraints = constraints});
+    // ai.ferry::RMSNormalization (fuse_layer_norm's op below opset 23): the same op.
+    r.Add({.op = "RMSNormalization",
+           .domain = "ai.ferry",
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}, {"V", {DataType::kFloat}}},
+           .create = create,
+           .predicate = FloatStash,
+           .shape_predicate = ScaleIsOneRow,
+           .isa = v.isa,
+           .name = std::string("cpu.f32_ferry_rms_normalization__") + v.impl + ".1",
+           .constraints = constraints});
+  }
+}
+
+}  // namespace ferry::cpu
