@@ -1,17 +1,39 @@
 // FuseConvActivation (level 2): Conv or FusedConv followed by an activation => FusedConv with `activation`.
 // Identity: act(Conv(X, W, B) [+ Z]) evaluated elementwise on the conv's result as it is written (oneDNN eltwise
 // post-op); exact up to float re-association of the conv itself. Activations: Relu, LeakyRelu, Clip (constant
-// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (approximate "none"), and SiLU written as
-// Mul(Y, Sigmoid(Y)) (MatchActivation, fusion_util.h). Only when the conv output has no other reader and the fused
-// node runs where the conv would.
-#include <unordered_set>
-
+// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (approximate "none" or "tanh"), and SiLU written as
+// Mul(Y, Sigmoid(Y)) (ActivationPattern, fusion_util.h). Only when the conv output has no other reader and the
+// fused node runs where the conv would.
 #include "passes/fusion_util.h"
 #include "passes/pass_list.h"
-#include "passes/rewrite_util.h"
+#include "passes/pattern.h"
+#include "schemas/schema.h"
 
 namespace ferry::passes {
 namespace {
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = [] {
+    const Pattern conv = OneOf({Op("Conv"), Op("FusedConv").Domain(std::string(schemas::kFerryDomain))})
+                             .Where([](const ir::Node& n) { return IsFusableConv(n, true); })
+                             .As("conv");
+    return std::vector<Rule>{{
+        "conv_activation",
+        ActivationPattern(conv),
+        // act applied by the conv kernel to each result as it is written equals act applied afterwards.
+        "act(Conv(X, W, B) [+ Z]) = FusedConv(X, W, B [, Z]) {activation = act}",
+        [](const Match& m, ir::Model& model, const PassContext& ctx) {
+          const auto act = ActivationOf(*model.graph, m);
+          ir::Node* c = m.node("conv");
+          if (!act) return false;
+          std::vector<ir::Value*> inputs(c->inputs().begin(), c->inputs().end());
+          return ReplaceWithFused(model, *model.graph, ctx, "FusedConv", c, act->nodes, std::move(inputs),
+                                  act->output, act->Attributes()) != nullptr;
+        },
+    }};
+  }();
+  return rules;
+}
 
 class FuseConvActivation : public Pass {
  public:
@@ -23,29 +45,7 @@ class FuseConvActivation : public Pass {
            " to each conv result as it is written; exact up to float re-association of the conv.";
   }
 
-  bool Apply(ir::Model& model, const PassContext& ctx) const override {
-    ir::Graph& g = *model.graph;
-    bool changed = false;
-    std::unordered_set<const ir::Node*> gone;
-    std::vector<ir::Node*> convs;
-    for (const auto& n : g.nodes()) {
-      if (IsFusableConv(*n, true)) convs.push_back(n.get());
-    }
-    for (ir::Node* conv : convs) {
-      if (gone.count(conv) || !conv->output(0)) continue;
-      ActivationMatch m;
-      if (!MatchActivation(g, conv->output(0), &m)) continue;
-      std::vector<ir::Value*> inputs(conv->inputs().begin(), conv->inputs().end());
-      const std::vector<ir::Node*> absorbed = m.nodes;
-      if (ReplaceWithFused(model, g, ctx, "FusedConv", conv, absorbed, inputs, m.output, m.Attributes())) {
-        gone.insert(conv);
-        for (ir::Node* n : absorbed) gone.insert(n);
-        changed = true;
-      }
-    }
-    if (changed) g.TopologicalSort();
-    return changed;
-  }
+  bool Apply(ir::Model& model, const PassContext& ctx) const override { return ApplyRules(model, ctx, Rules()); }
 };
 
 }  // namespace

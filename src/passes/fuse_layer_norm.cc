@@ -5,11 +5,13 @@
 //   x / sqrt(mean(x^2) + eps) * gamma = RMSNormalization(x, gamma) {axis = -k, epsilon = eps}
 // by the ops' definitions; the fused kernels compute the same two reductions, in float like the decomposed graph
 // (stash_type 1; only float32 patterns are matched), so results differ by summation order only.
-// Matched forms (each intermediate read only by the next node; the difference d = x - m only by the square and
-// the division; constants via ConstantScalar):
+// Matched forms (the rules below; each intermediate read only inside the match, the difference d = x - m by the
+// square and the division; constants via ConstantScalar):
 //   m = ReduceMean(x); d = Sub(x, m); q = Pow(d, 2) or Mul(d, d)      [RMS: q = Pow(x, 2) or Mul(x, x), d = x]
 //   v = ReduceMean(q); s = Sqrt(Add(v, eps)); n = Div(d, s) or Mul(d, Reciprocal(s)) or Mul(d, Div(1, s))
 //   [Cast(n, to = float) of a float n: an exporter's no-op]; [Mul(·, gamma)]; [Add(·, beta)] (LayerNorm only)
+// The longest form is tried first (ApplyRules starts from the last node); a gamma or beta that does not fit (see
+// below) stays a node of its own after the fused one; a frozen node anywhere in the longest form leaves it all.
 // Both ReduceMeans average over the same trailing axes (attribute before opset 18, constant input from 18;
 // keepdims = 1), the normalized dims are static, and gamma and beta are float constants of the normalized shape
 // (or with leading 1s, up to x's rank: passed reshaped as new initializers); a missing gamma becomes ones.
@@ -20,45 +22,20 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <unordered_set>
 
 #include "passes/pass_list.h"
+#include "passes/pattern.h"
 #include "passes/rewrite_util.h"
 #include "schemas/schema.h"
 
 namespace ferry::passes {
 namespace {
 
-bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
-
 bool IsFloat(const ir::Value* v) { return v && v->type().is_tensor() && v->type().elem_type == DataType::kFloat; }
 
-bool Equals(std::optional<float> c, float want) { return c && *c == want; }
-
-// The operand of binary `n` that is not `v` (nullptr when `v` is not an operand or both are `v`).
-ir::Value* Other(const ir::Node& n, const ir::Value* v) {
-  if (n.num_inputs() != 2) return nullptr;
-  if (n.input(0) == v && n.input(1) != v) return n.input(1);
-  if (n.input(1) == v && n.input(0) != v) return n.input(0);
-  return nullptr;
-}
-
-// The distinct nodes reading `v`, or nothing when `v` is a graph output or read from a subgraph.
-std::vector<ir::Node*> Readers(const ir::Graph& g, const ir::Value* v) {
-  std::vector<ir::Node*> out;
-  if (IsGraphOutput(g, v)) return {};
-  for (ir::Node* c : v->consumers()) {
-    if (c->owner() != &g) return {};
-    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  }
-  return out;
-}
-
-// x^2 as Pow(x, 2) or Mul(x, x): its x, else nullptr.
-ir::Value* SquaredValue(const ir::Graph& g, const ir::Node* n) {
-  if (IsOp(n, "Pow") && n->num_inputs() == 2 && Equals(ConstantScalar(g, n->input(1)), 2.0f)) return n->input(0);
-  if (IsOp(n, "Mul") && n->num_inputs() == 2 && n->input(0) == n->input(1)) return n->input(0);
-  return nullptr;
+int64_t DefaultOpset(const ir::Model& model) {
+  const auto it = model.opsets.find("");
+  return it == model.opsets.end() ? 0 : it->second;
 }
 
 // The number k of trailing dims a ReduceMean averages over (axes -k..-1, or rank-k..rank-1 for a known rank, each
@@ -91,47 +68,6 @@ int64_t TrailingAxes(const ir::Graph& g, const ir::Node& rm, std::optional<int64
   return k;
 }
 
-struct Match {
-  bool rms = false;
-  ir::Value* x = nullptr;
-  int64_t k = 0;
-  float epsilon = 0;
-  std::vector<ir::Node*> nodes;  // every node replaced; the last one writes the result
-  // gamma and beta: the constant tensor, and its value when it already has the normalized shape (else the fused
-  // node reads a new initializer).
-  const Tensor* scale = nullptr;
-  ir::Value* scale_value = nullptr;
-  const Tensor* bias = nullptr;
-  ir::Value* bias_value = nullptr;
-  Shape norm_shape;
-};
-
-// From the variance ReduceMean: s = Sqrt(Add(v, eps)), then the node(s) dividing `num` by s. Appends the nodes
-// after `var` to m.nodes and returns the quotient, else nullptr.
-ir::Value* MatchDivision(const ir::Graph& g, ir::Node* var, ir::Value* num, Match* m) {
-  ir::Node* add = SoleConsumer(g, var->output(0));
-  if (!IsOp(add, "Add")) return nullptr;
-  const auto eps = ConstantScalar(g, Other(*add, var->output(0)));
-  ir::Node* sqrt = SoleConsumer(g, add->output(0));
-  if (!eps || !IsOp(sqrt, "Sqrt")) return nullptr;
-  ir::Value* s = sqrt->output(0);
-  ir::Node* next = SoleConsumer(g, s);
-  m->epsilon = *eps;
-  m->nodes.insert(m->nodes.end(), {add, sqrt});
-  if (IsOp(next, "Div") && next->num_inputs() == 2 && next->input(0) == num && next->input(1) == s) {
-    m->nodes.push_back(next);
-    return next->output(0);
-  }
-  const bool reciprocal = IsOp(next, "Reciprocal") ||
-                          (IsOp(next, "Div") && next->num_inputs() == 2 && next->input(1) == s &&
-                           Equals(ConstantScalar(g, next->input(0)), 1.0f));
-  if (!reciprocal) return nullptr;
-  ir::Node* mul = SoleConsumer(g, next->output(0));
-  if (!IsOp(mul, "Mul") || Other(*mul, next->output(0)) != num) return nullptr;
-  m->nodes.insert(m->nodes.end(), {next, mul});
-  return mul->output(0);
-}
-
 // A float constant usable as gamma or beta: the normalized shape, or that with leading 1s up to x's rank.
 const Tensor* FitParam(const ir::Graph& g, const ir::Value* v, const Shape& norm, size_t rank) {
   const Tensor* t = ConstantOf(g, v);
@@ -158,89 +94,6 @@ std::optional<Shape> NormShape(const ir::Value* x, int64_t k, size_t* rank) {
   return s;
 }
 
-// After the quotient n: a no-op Cast to float, Mul by gamma, Add of beta (LayerNorm only), each optional.
-void MatchAffine(const ir::Graph& g, ir::Value* n, size_t rank, Match* m) {
-  ir::Value* cur = n;
-  ir::Node* next = SoleConsumer(g, cur);
-  const ir::Attribute* to = IsOp(next, "Cast") ? next->attr("to") : nullptr;
-  if (to && to->type == ir::AttrType::kInt && to->i == static_cast<int64_t>(DataType::kFloat) && IsFloat(cur)) {
-    m->nodes.push_back(next);
-    cur = next->output(0);
-    next = SoleConsumer(g, cur);
-  }
-  if (IsOp(next, "Mul")) {
-    ir::Value* gamma = Other(*next, cur);
-    if (const Tensor* t = gamma ? FitParam(g, gamma, m->norm_shape, rank) : nullptr) {
-      m->scale = t;
-      m->scale_value = t->shape() == m->norm_shape ? gamma : nullptr;
-      m->nodes.push_back(next);
-      cur = next->output(0);
-      next = SoleConsumer(g, cur);
-    }
-  }
-  if (!m->rms && IsOp(next, "Add")) {
-    ir::Value* beta = Other(*next, cur);
-    if (const Tensor* t = beta ? FitParam(g, beta, m->norm_shape, rank) : nullptr) {
-      m->bias = t;
-      m->bias_value = t->shape() == m->norm_shape ? beta : nullptr;
-      m->nodes.push_back(next);
-    }
-  }
-}
-
-// LayerNorm from the mean's ReduceMean `mean`.
-bool MatchLayerNorm(const ir::Graph& g, ir::Node* mean, Match* m) {
-  ir::Value* x = mean->input(0);
-  size_t rank = 0;
-  ir::Node* sub = SoleConsumer(g, mean->output(0));
-  if (!IsFloat(x) || !IsOp(sub, "Sub") || sub->num_inputs() != 2 || sub->input(0) != x ||
-      sub->input(1) != mean->output(0)) {
-    return false;
-  }
-  const auto dims = KnownDims(x);
-  m->k = TrailingAxes(g, *mean, dims ? std::optional<int64_t>(dims->size()) : std::nullopt);
-  const auto norm = m->k ? NormShape(x, m->k, &rank) : std::nullopt;
-  if (!norm) return false;
-  m->norm_shape = *norm;
-  ir::Value* d = sub->output(0);
-  const std::vector<ir::Node*> readers = Readers(g, d);
-  if (readers.size() != 2) return false;
-  ir::Node* sq = SquaredValue(g, readers[0]) == d ? readers[0] : readers[1];
-  ir::Node* divider = sq == readers[0] ? readers[1] : readers[0];
-  ir::Node* var = SoleConsumer(g, sq->output(0));
-  if (SquaredValue(g, sq) != d || !IsOp(var, "ReduceMean") || var->input(0) != sq->output(0) ||
-      TrailingAxes(g, *var, static_cast<int64_t>(rank)) != m->k) {
-    return false;
-  }
-  m->x = x;
-  m->nodes = {mean, sub, sq, var};
-  ir::Value* n = MatchDivision(g, var, d, m);
-  // The division's first node must be d's other reader.
-  if (!n || std::find(m->nodes.begin(), m->nodes.end(), divider) == m->nodes.end()) return false;
-  MatchAffine(g, n, rank, m);
-  return true;
-}
-
-// RMSNorm from the ReduceMean `var` of a square.
-bool MatchRmsNorm(const ir::Graph& g, ir::Node* var, Match* m) {
-  ir::Node* sq = var->input(0) ? var->input(0)->producer() : nullptr;
-  ir::Value* x = sq ? SquaredValue(g, sq) : nullptr;
-  size_t rank = 0;
-  if (!IsFloat(x) || SoleConsumer(g, sq->output(0)) != var) return false;
-  const auto dims = KnownDims(x);
-  m->k = TrailingAxes(g, *var, dims ? std::optional<int64_t>(dims->size()) : std::nullopt);
-  const auto norm = m->k ? NormShape(x, m->k, &rank) : std::nullopt;
-  if (!norm) return false;
-  m->rms = true;
-  m->norm_shape = *norm;
-  m->x = x;
-  m->nodes = {sq, var};
-  ir::Value* n = MatchDivision(g, var, x, m);
-  if (!n) return false;
-  MatchAffine(g, n, rank, m);
-  return true;
-}
-
 ir::Attribute FloatAttr(std::string name, float v) {
   ir::Attribute a;
   a.name = std::move(name);
@@ -262,6 +115,96 @@ const Backend* HighestBackend(const PassContext& ctx, const std::vector<ir::Node
   return best < ctx.backends.size() ? ctx.backends[best] : nullptr;
 }
 
+// Replaces a match of the LayerNorm (or, `rms`, RMSNorm) rule: checks what the pattern cannot (the reductions'
+// axes, static normalized dims, float x, eps, gamma and beta shapes, where the new node runs), then rewrites.
+bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, bool rms) {
+  ir::Graph& g = *model.graph;
+  const int64_t opset = DefaultOpset(model);
+  const std::string op = rms ? "RMSNormalization" : "LayerNormalization";
+  const bool standard = opset >= (rms ? 23 : 17);
+  if (!standard && ctx.backends.empty()) return false;  // ai.ferry ops only where a backend will run them
+  ir::Value* x = m.value("x");
+  const ir::Node* first = rms ? m.node("square") : m.node("mean");  // names the new node
+  const auto dims = KnownDims(x);
+  const int64_t k = TrailingAxes(g, rms ? *m.node("var") : *first,
+                                 dims ? std::optional<int64_t>(dims->size()) : std::nullopt);
+  size_t rank = 0;
+  const auto norm = k && IsFloat(x) ? NormShape(x, k, &rank) : std::nullopt;
+  const auto eps = ConstantScalar(g, m.value("eps"));
+  if (!norm || !eps || (!rms && TrailingAxes(g, *m.node("var"), static_cast<int64_t>(rank)) != k)) return false;
+  ir::Value* gamma = m.value("gamma");
+  ir::Value* beta = m.value("beta");
+  const Tensor* gamma_t = gamma ? FitParam(g, gamma, *norm, rank) : nullptr;
+  const Tensor* beta_t = beta ? FitParam(g, beta, *norm, rank) : nullptr;
+  if ((gamma && !gamma_t) || (beta && !beta_t)) return false;
+  // gamma and beta as the fused node reads them: the constant's own value when it has the normalized shape, else a
+  // new initializer of that shape (typed now, given its tensor only if the rewrite happens); no gamma: ones.
+  std::vector<std::pair<ir::Value*, Tensor>> fresh;
+  auto param = [&](ir::Value* v, const Tensor* t, const char* suffix) {
+    if (t && t->shape() == *norm) return v;
+    Tensor value = t ? t->Reshaped(*norm) : Tensor(DataType::kFloat, *norm);
+    if (!t) std::fill(value.data<float>(), value.data<float>() + value.size(), 1.0f);
+    fresh.emplace_back(g.AddValue(UniqueValueName(g, x->name() + suffix), FloatTensorType(*norm)), std::move(value));
+    return fresh.back().first;
+  };
+  std::vector<ir::Value*> inputs{x, param(gamma, gamma_t, rms ? "_rms_scale" : "_ln_scale")};
+  if (beta) inputs.push_back(param(beta, beta_t, "_ln_bias"));
+  const std::vector<ir::Attribute> attrs{IntAttr("axis", -k), FloatAttr("epsilon", *eps)};
+  const std::string domain = standard ? "" : std::string(schemas::kFerryDomain);
+  const int64_t node_opset = standard ? opset : 1;
+  if (!ctx.backends.empty() &&
+      !WouldRunOn(g, ctx, HighestBackend(ctx, m.nodes()), domain, op, node_opset, inputs, attrs)) {
+    for (auto& [v, t] : fresh) g.RemoveValue(v);
+    return false;
+  }
+  ir::Value* y = m.root()->output(0);
+  const std::string name = first->name() + (rms ? "_rms_norm" : "_layer_norm");
+  RemoveMatched(g, m);
+  for (auto& [v, t] : fresh) g.AddInitializer(v->name(), std::make_shared<const Tensor>(std::move(t)));
+  if (standard) {
+    g.AddNode(UniqueNodeName(g, name), op, "", inputs, {y}, attrs)->set_opset(opset);
+  } else {
+    AddFerryNode(model, g, name, op, inputs, {y}, attrs);
+  }
+  return true;
+}
+
+// num / sqrt(mean(sq) + eps), as Div(num, s), Mul(num, Reciprocal(s)) or Mul(num, Div(1, s)); then the optional
+// affine tail: a no-op Cast to float, Mul by gamma, Add of beta (`bias`).
+Pattern Normalized(const Pattern& num, const Pattern& sq, bool bias) {
+  const Pattern var = Op("ReduceMean", {sq, Optional(Const())}).As("var");
+  const Pattern s = Op("Sqrt", {Commutative("Add", {var, Const("eps")})});
+  const Pattern n = OneOf({Op("Div", {num, s}),
+                           Commutative("Mul", {num, OneOf({Op("Reciprocal", {s}), Op("Div", {Scalar(1), s})})})});
+  const Pattern cast = Op("Cast", {n}).Where([](const ir::Node& c) {
+    const ir::Attribute* to = c.attr("to");
+    return to && to->type == ir::AttrType::kInt && to->i == static_cast<int64_t>(DataType::kFloat) &&
+           IsFloat(c.input(0));
+  });
+  const Pattern cast_n = OneOf({cast, n});
+  const Pattern scaled = OneOf({Commutative("Mul", {cast_n, Const("gamma")}), cast_n});
+  return bias ? OneOf({Commutative("Add", {scaled, Const("beta")}), scaled}) : scaled;
+}
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = [] {
+    const Pattern x = Any("x");
+    const Pattern d = Op("Sub", {x, Op("ReduceMean", {x, Optional(Const())}).As("mean")}).As("d");
+    const Pattern square_x = OneOf({Op("Pow", {x, Scalar(2)}), Op("Mul", {x, x})}).As("square");
+    return std::vector<Rule>{
+        {"layer_norm", Normalized(d, OneOf({Op("Pow", {d, Scalar(2)}), Op("Mul", {d, d})}), true),
+         // LayerNormalization's definition over the trailing axes; the kernel sums in another order.
+         "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta = LayerNormalization(x, gamma, beta)",
+         [](const Match& m, ir::Model& model, const PassContext& ctx) { return Rewrite(m, model, ctx, false); }},
+        {"rms_norm", Normalized(x, square_x, false),
+         // RMSNormalization's definition over the trailing axes; the kernel sums in another order.
+         "x / sqrt(mean(x^2) + eps) * gamma = RMSNormalization(x, gamma)",
+         [](const Match& m, ir::Model& model, const PassContext& ctx) { return Rewrite(m, model, ctx, true); }},
+    };
+  }();
+  return rules;
+}
+
 class FuseLayerNorm : public Pass {
  public:
   std::string_view name() const override { return "fuse_layer_norm"; }
@@ -273,81 +216,8 @@ class FuseLayerNorm : public Pass {
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
-    ir::Graph& g = *model.graph;
-    const auto it = model.opsets.find("");
-    const int64_t opset = it == model.opsets.end() ? 0 : it->second;
-    if (opset < 7) return false;  // before numpy broadcasting in Sub, Div, Mul, Add
-    std::vector<ir::Node*> reductions;
-    for (const auto& n : g.nodes()) {
-      if (IsOp(n.get(), "ReduceMean")) reductions.push_back(n.get());
-    }
-    std::unordered_set<const ir::Node*> gone;
-    bool changed = false;
-    for (ir::Node* rm : reductions) {
-      if (gone.count(rm)) continue;  // replaced (and freed) by an earlier match; matches only walk live nodes
-      Match m;
-      if (!MatchLayerNorm(g, rm, &m)) {
-        m = Match();
-        if (!MatchRmsNorm(g, rm, &m)) continue;
-      }
-      if (Rewrite(model, g, ctx, opset, m)) {
-        gone.insert(m.nodes.begin(), m.nodes.end());
-        changed = true;
-      }
-    }
-    if (changed) g.TopologicalSort();
-    return changed;
-  }
-
- private:
-  static bool Rewrite(ir::Model& model, ir::Graph& g, const PassContext& ctx, int64_t opset, const Match& m) {
-    const std::string op = m.rms ? "RMSNormalization" : "LayerNormalization";
-    const bool standard = opset >= (m.rms ? 23 : 17);
-    if (!standard && ctx.backends.empty()) return false;  // ai.ferry ops only where a backend will run them
-    for (const ir::Node* n : m.nodes) {
-      if (ctx.Frozen(*n)) return false;
-    }
-    // gamma and beta as the fused node reads them: the constant's own value, or a new [normalized shape]
-    // initializer (typed now, given its tensor only if the rewrite happens).
-    std::vector<std::pair<ir::Value*, Tensor>> fresh;
-    auto param = [&](const Tensor* t, ir::Value* v, const char* suffix) -> ir::Value* {
-      if (v) return v;
-      ir::Value* nv = g.AddValue(UniqueValueName(g, m.x->name() + suffix),
-                                 FloatTensorType(m.norm_shape));
-      if (t) {
-        fresh.emplace_back(nv, t->Reshaped(m.norm_shape));
-      } else {  // no gamma: ones
-        Tensor ones(DataType::kFloat, m.norm_shape);
-        std::fill(ones.data<float>(), ones.data<float>() + ones.size(), 1.0f);
-        fresh.emplace_back(nv, std::move(ones));
-      }
-      return nv;
-    };
-    std::vector<ir::Value*> inputs{m.x, param(m.scale, m.scale_value, m.rms ? "_rms_scale" : "_ln_scale")};
-    if (m.bias) inputs.push_back(param(m.bias, m.bias_value, "_ln_bias"));
-    const std::vector<ir::Attribute> attrs{IntAttr("axis", -m.k), FloatAttr("epsilon", m.epsilon)};
-    const std::string domain = standard ? "" : std::string(schemas::kFerryDomain);
-    const int64_t node_opset = standard ? opset : 1;
-    if (!ctx.backends.empty() &&
-        !WouldRunOn(g, ctx, HighestBackend(ctx, m.nodes), domain, op, node_opset, inputs, attrs)) {
-      for (auto& [v, t] : fresh) g.RemoveValue(v);
-      return false;
-    }
-    ir::Value* y = m.nodes.back()->output(0);
-    const std::string name = m.nodes.front()->name() + (m.rms ? "_rms_norm" : "_layer_norm");
-    std::vector<ir::Value*> intermediates;
-    for (ir::Node* n : m.nodes) {
-      if (n != m.nodes.back()) intermediates.push_back(n->output(0));
-      g.RemoveNode(n);
-    }
-    for (ir::Value* v : intermediates) g.RemoveValue(v);
-    for (auto& [v, t] : fresh) g.AddInitializer(v->name(), std::make_shared<const Tensor>(std::move(t)));
-    if (standard) {
-      g.AddNode(UniqueNodeName(g, name), op, "", inputs, {y}, attrs)->set_opset(opset);
-    } else {
-      AddFerryNode(model, g, name, op, inputs, {y}, attrs);
-    }
-    return true;
+    if (DefaultOpset(model) < 7) return false;  // before numpy broadcasting in Sub, Div, Mul, Add
+    return ApplyRules(model, ctx, Rules());
   }
 };
 

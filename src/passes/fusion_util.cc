@@ -1,5 +1,6 @@
 #include "passes/fusion_util.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -50,45 +51,54 @@ std::vector<ir::Attribute> ActivationMatch::Attributes() const {
   return {StringAttr("activation", activation), FloatsAttr("activation_params", params)};
 }
 
-bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m) {
-  if (y->consumers().size() == 2 && !IsGraphOutput(g, y)) {  // SiLU: Mul(Y, Sigmoid(Y))
-    ir::Node* a = y->consumers()[0];
-    ir::Node* b = y->consumers()[1];
-    if (a->op_type() == "Mul") std::swap(a, b);
-    if (a->domain().empty() && a->op_type() == "Sigmoid" && b->domain().empty() && b->op_type() == "Mul" &&
-        a->owner() == &g && b->owner() == &g && SoleConsumer(g, a->output(0)) == b && b->num_inputs() == 2 &&
-        ((b->input(0) == y && b->input(1) == a->output(0)) || (b->input(1) == y && b->input(0) == a->output(0)))) {
-      *m = {{a, b}, b->output(0), "Silu", {}};
-      return true;
-    }
-    return false;
-  }
-  ir::Node* act = SoleConsumer(g, y);
-  if (!act || act->input(0) != y) return false;
+Pattern ActivationPattern(const Pattern& y) {
+  auto gelu_mode = [](const ir::Node& n) {  // Gelu-20 and ai.ferry::Gelu alike
+    const ir::Attribute* mode = n.attr("approximate");
+    return !mode || (mode->type == ir::AttrType::kString && (mode->s == "none" || mode->s == "tanh"));
+  };
+  return OneOf({Op("Relu", {y}), Op("Sigmoid", {y}), Op("Tanh", {y}), Op("HardSwish", {y}), Op("LeakyRelu", {y}),
+                Op("HardSigmoid", {y}), Op("Clip", {y, Optional(Const("act_min")), Optional(Const("act_max"))}),
+                Op("Gelu", {y}).Where(gelu_mode),
+                Op("Gelu", {y}).Domain(std::string(schemas::kFerryDomain)).Where(gelu_mode),
+                Commutative("Mul", {y, Op("Sigmoid", {y}).As("act_sigmoid")})});  // SiLU: y * sigmoid(y)
+}
+
+std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m) {
+  ir::Node* act = m.root();
   const std::string& op = act->op_type();
   ActivationMatch r{{act}, act->output(0), op, {}};
-  if (op == "Gelu" && (act->domain().empty() || act->domain() == schemas::kFerryDomain)) {
-    const ir::Attribute* mode = act->attr("approximate");  // Gelu-20 and ai.ferry::Gelu alike
-    if (mode && mode->type != ir::AttrType::kString) return false;
-    if (mode && mode->s == "tanh") {
-      r.activation = "GeluTanh";
-    } else if (mode && mode->s != "none") {
-      return false;
-    }
-  } else if (!act->domain().empty()) {
-    return false;
-  } else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") {
+  if (ir::Node* sigmoid = m.node("act_sigmoid")) {
+    r.nodes = {sigmoid, act};
+    r.activation = "Silu";
+  } else if (op == "Gelu") {
+    if (const ir::Attribute* mode = act->attr("approximate"); mode && mode->s == "tanh") r.activation = "GeluTanh";
   } else if (op == "LeakyRelu") {
     r.params = {act->GetFloat("alpha", 0.01f)};
   } else if (op == "HardSigmoid") {
     r.params = {act->GetFloat("alpha", 0.2f), act->GetFloat("beta", 0.5f)};
-  } else if (op == "Clip") {
-    if (!ClipBounds(g, *act, &r.params)) return false;
-  } else {
-    return false;
+  } else if (op == "Clip" && !ClipBounds(g, *act, &r.params)) {
+    return std::nullopt;
   }
-  *m = std::move(r);
-  return true;
+  return r;
+}
+
+bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m) {
+  static const Pattern pattern = ActivationPattern(Any("y"));
+  if (IsGraphOutput(g, y)) return false;
+  Matcher matcher(g, nullptr);
+  Match match;
+  for (ir::Node* reader : y->consumers()) {
+    if (!matcher.Try(pattern, *reader, &match) || match.value("y") != y) continue;
+    const auto& nodes = match.nodes();
+    const bool only = std::all_of(y->consumers().begin(), y->consumers().end(), [&](const ir::Node* c) {
+      return std::find(nodes.begin(), nodes.end(), c) != nodes.end();
+    });
+    if (!only) continue;
+    auto act = ActivationOf(g, match);
+    if (act) *m = std::move(*act);
+    return act.has_value();
+  }
+  return false;
 }
 
 ir::Node* ReplaceWithFused(ir::Model& model, ir::Graph& graph, const PassContext& ctx, const std::string& op,

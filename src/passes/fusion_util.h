@@ -2,11 +2,13 @@
 // fused ai.ferry node (FusedConv, FusedMatMul) in place of the nodes it replaces.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace ferry::passes {
 
@@ -26,9 +28,17 @@ struct ActivationMatch {
   std::vector<ir::Attribute> Attributes() const;
 };
 
-// The activation that is the only reader of `y` (which is no graph output): Relu, LeakyRelu, Clip (constant
-// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (ai.ferry::Gelu, or ONNX's; approximate "tanh" is the
-// activation GeluTanh), or SiLU written as Mul(Y, Sigmoid(Y)) (then those two are y's only readers).
+// An activation a fused node can apply, reading what `y` matches (a named pattern: SiLU reads it twice), as the
+// root of a pattern: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu
+// (ai.ferry::Gelu, or ONNX's, approximate "none" or "tanh"), or SiLU written as Mul(Y, Sigmoid(Y)). The names
+// act_min, act_max and act_sigmoid are its own.
+Pattern ActivationPattern(const Pattern& y);
+// The activation a match of ActivationPattern found, or nullopt when it has no fused form (Clip bounds that are
+// not scalars). Its nodes are the activation's (without y's producer), the root last.
+std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m);
+
+// The activation that is the only reader of `y` (which is no graph output): ActivationPattern (then those nodes
+// are y's only readers).
 bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m);
 
 // Replaces `anchor` and `absorbed` (the nodes after it the fusion folds in, in order) by one ai.ferry node `op`
