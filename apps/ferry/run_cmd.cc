@@ -36,6 +36,7 @@ struct RunArgs {
   bool verbose = false;
   int level = 3;
   std::vector<std::string> disabled_passes;
+  bool legalize = false;
   std::string dump_ir;
   bool profile = false;
 };
@@ -77,6 +78,7 @@ int Run(const RunArgs& a) {
   options.allow_fallback = !a.placement.no_fallback;
   options.optimization_level = a.level;
   options.disabled_passes = a.disabled_passes;
+  options.legalize = a.legalize;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -249,6 +251,9 @@ Command AddRunCommand(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");
   cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
+  cmd->add_flag("--legalize", args->legalize,
+                "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
+                "exists (`ferry check` lists them as \"rewrite available\")");
   cmd->add_flag("--profile", args->profile,
                 "time every node; print the median per op and the slowest nodes (the first of several runs is a "
                 "warm-up and not counted)");

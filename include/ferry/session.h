@@ -39,6 +39,11 @@ struct SessionOptions {
   int optimization_level = 3;
   // Passes not to run, by name (`ferry run --disable-pass NAME`); an unknown name is an InvalidArgumentError.
   std::vector<std::string> disabled_passes;
+  // Rewrite nodes that no backend of `backends` has a kernel for into standard ONNX ops they run, where a
+  // decomposition exists (LayerNormalization, Gelu, Mish, Attention, ...; docs/optimize.md): the `legalize` pass,
+  // at every optimization level (`ferry run --legalize`). With allow_fallback = false, "supported" means by the
+  // first backend (or a plugin). Results differ from the op's own kernel by float rounding only.
+  bool legalize = false;
 };
 
 // Static description of a graph input or output. Unknown or symbolic dims are -1; `dim_names` holds the symbol

@@ -38,6 +38,8 @@ struct PassContext {
   // Instrument (IR dumps, tracing): OptimizeModel calls it once before the first pass with run == nullptr, then
   // after each pass that changed the model (the graph verified) with that pass's run. Optional.
   std::function<void(const PassRun* run, const ir::Model& model)> instrument;
+  // Run the `legalize` pass (--legalize): rewrite nodes no target backend supports into ops they do.
+  bool legalize = false;
 };
 
 class Pass {

@@ -8,6 +8,7 @@ namespace ferry::passes {
 const std::vector<std::unique_ptr<Pass>>& AllPasses() {
   static const std::vector<std::unique_ptr<Pass>> passes = [] {
     std::vector<std::unique_ptr<Pass>> p;
+    p.push_back(MakeLegalize());            // first: the passes below see the primitives it makes
     p.push_back(MakeEliminateIdentity());   // cleanups first: what the fusions match is the cleaned graph
     p.push_back(MakeFoldConstants());       // after eliminate_identity: an Identity of a weight is not copied
     p.push_back(MakeEliminateCommonSubexpressions());  // after folding: merges the constants folding made

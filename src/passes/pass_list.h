@@ -7,6 +7,7 @@
 
 namespace ferry::passes {
 
+std::unique_ptr<Pass> MakeLegalize();               // legalize.cc, level 0 (only with --legalize)
 std::unique_ptr<Pass> MakeEliminateIdentity();      // eliminate_identity.cc, level 1
 std::unique_ptr<Pass> MakeFoldConstants();          // fold_constants.cc, level 1
 std::unique_ptr<Pass> MakeEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cc, level 1

@@ -66,6 +66,14 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
                                    .frozen = {},
                                    .instrument = {}};
   for (const auto& [pattern, backend] : options.pins) pass_context.frozen.insert(pattern);
+  pass_context.legalize = options.legalize;
+  if (options.legalize && !options.allow_fallback) {
+    // Without fallback a node must run on the first backend (or on a plugin): legalize for those alone.
+    pass_context.backends = {placement_options.backends.front()};
+    for (const Backend* b : placement_options.backends) {
+      if (b->is_plugin() && b != pass_context.backends.front()) pass_context.backends.push_back(b);
+    }
+  }
   impl->passes = passes::OptimizeModel(*model, pass_context);
   runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   runtime::RequireFullPlacement(*model, placement);

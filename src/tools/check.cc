@@ -10,6 +10,7 @@
 #include "ferry/error.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
+#include "legalize/legalize.h"
 #include "runtime/flops.h"
 #include "runtime/placement.h"
 #include "runtime/type_inference.h"
@@ -99,6 +100,8 @@ struct Walk {
   const Target& target;
   bool isa_narrowed;
   CheckReport& report;
+  const ir::Model& model;
+  const legalize::LegalizeTarget& legal;  // what `--legalize` would rewrite for
 
   void VisitGraph(const ir::Graph& g, const std::string& path) {
     for (const auto& n : g.nodes()) {
@@ -137,6 +140,7 @@ struct Walk {
 
     // The node's fate, from the placement a session would make.
     const Backend* taken = nullptr;
+    bool pinned = false;
     std::vector<runtime::BackendRefusal> refused;
     if (auto it = placement.nodes.find(&n); it != placement.nodes.end()) {
       const runtime::NodePlacement& p = it->second;
@@ -152,6 +156,7 @@ struct Walk {
       const runtime::UnplacedNode& u = *unplaced.at(&n);
       refused = u.refused;
       c.verdict = Verdict::kUnsupported;
+      pinned = u.pinned;
       if (u.pinned) {
         c.layer = u.layer;
         c.reason = u.reason;
@@ -181,6 +186,25 @@ struct Walk {
                              : "no kernel for this opset/dtype/attribute: a rewrite (`ferry optimize`) or a plugin";
             break;
         }
+      }
+    }
+    // What `--legalize` would do for it (a pinned node is left as it is).
+    if (c.verdict == Verdict::kUnsupported && !pinned) {
+      try {
+        const legalize::RewritePlan plan = legalize::PlanRewrite(model, n, legal);
+        if (plan.decomposition) {
+          c.rewrite = plan.decomposition->description;
+          // The generic kernel-layer remedy already suggests a rewrite: only its plugin half stays.
+          const bool generic = c.remedy.rfind("no kernel for this opset", 0) == 0;
+          c.remedy = "rewrite available: " + c.rewrite + " (ferry optimize --legalize / ferry run --legalize)" +
+                     (generic ? "; or a plugin" : c.remedy.empty() ? "" : "; or " + c.remedy);
+          ++report.rewritable;
+          // As the pass does: the nodes after it see the rewritten node's output shape (inference may lack it).
+          if (plan.decomposition->keeps_shape) legalize::FillKeptType(n);
+        } else if (!legalize::DecompositionsFor(n).empty()) {  // a rule exists: say why it does not apply
+          c.remedy += (c.remedy.empty() ? "" : "; ") + std::string("--legalize cannot: ") + plan.reason;
+        }
+      } catch (const Error&) {  // a rule tripping on an odd node: no rewrite to offer
       }
     }
     switch (c.verdict) {
@@ -306,7 +330,16 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   const runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   std::unordered_map<const ir::Node*, const runtime::UnplacedNode*> unplaced;
   for (const auto& u : placement.unplaced) unplaced[u.node] = &u;
-  Walk walk{placement, unplaced, target, isa_narrowed, report};
+  // Legalization judges support as a session would place: by any backend, or without fallback by the first
+  // (and the plugins, for their custom ops).
+  legalize::LegalizeTarget legal{placement_options.backends, target};
+  if (!options.allow_fallback) {
+    legal.backends = {placement_options.backends.front()};
+    for (const Backend* b : placement_options.backends) {
+      if (b->is_plugin() && b != legal.backends.front()) legal.backends.push_back(b);
+    }
+  }
+  Walk walk{placement, unplaced, target, isa_narrowed, report, *model, legal};
   walk.VisitGraph(*model->graph, "main");
   report.node_count = static_cast<int64_t>(report.nodes.size());
   return report;

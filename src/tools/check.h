@@ -48,6 +48,9 @@ struct NodeCheck {
   FailureLayer layer = FailureLayer::kNone;  // first backend's failure layer (kNone when native)
   std::string reason;            // one line: why it is not native
   std::string remedy;            // one line: what to do ("" when native)
+  // Unsupported nodes only: the decomposition `--legalize` would rewrite it with into ops the backends run
+  // (legalize/decomposition.h), its one-line description; "" when there is none.
+  std::string rewrite;
   std::vector<BackendAttempt> attempts;  // every backend asked, in order, until one took it
   std::vector<std::string> inputs, outputs;  // value names (for the graph drawing)
   std::vector<std::string> input_types, output_types;  // TypeInfo::ToString()
@@ -79,6 +82,7 @@ struct CheckReport {
 
   // Summary.
   int64_t native = 0, fallback = 0, unsupported = 0, pinned = 0;
+  int64_t rewritable = 0;  // unsupported nodes with a rewrite available (`--legalize`)
   double total_flops = 0, fallback_flops = 0;
   double fallback_ratio_nodes() const;  // (fallback + unsupported) / nodes
   double fallback_ratio_flops() const;  // flops of fallback and unsupported nodes / total

@@ -78,6 +78,7 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   if (on_first == r.native) os << " on " << first;
   else os << " (" << on_first << " on " << first << ", " << r.native - on_first << " custom ops on their plugins)";
   os << ", " << r.fallback << " fall back, " << r.unsupported << " unsupported";
+  if (r.rewritable > 0) os << " (" << r.rewritable << " with a rewrite available: --legalize)";
   if (r.pinned > 0) os << ", " << r.pinned << " pinned";
   os << "\n";
   os << "fallback ratio: " << Percent(r.fallback_ratio_nodes()) << " of nodes, " << Percent(r.fallback_ratio_flops())
@@ -172,6 +173,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                   {"fallback", r.fallback},
                   {"unsupported", r.unsupported},
                   {"pinned", r.pinned},
+                  {"rewrite_available", r.rewritable},
                   {"fallback_ratio_nodes", r.fallback_ratio_nodes()},
                   {"fallback_ratio_flops", r.fallback_ratio_flops()},
                   {"total_flops", r.total_flops},
@@ -210,6 +212,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                      {"layer", n.layer == FailureLayer::kNone ? Json(nullptr) : Json(FailureLayerName(n.layer))},
                      {"reason", n.reason},
                      {"remedy", n.remedy},
+                     {"rewrite", n.rewrite.empty() ? Json(nullptr) : Json(n.rewrite)},
                      {"attempts", attempts},
                      {"inputs", n.inputs},
                      {"input_types", n.input_types},

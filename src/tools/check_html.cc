@@ -380,7 +380,8 @@ std::string NodeJson(const NodeCheck& n) {
                   ",\"opset\":" + std::to_string(n.opset) + ",\"graph\":" + JsonString(n.graph) +
                   ",\"verdict\":" + JsonString(VerdictName(n.verdict)) + ",\"backend\":" + JsonString(n.backend) +
                   ",\"kernel\":" + JsonString(n.kernel) + ",\"layer\":" + JsonString(LayerName(n.layer)) +
-                  ",\"reason\":" + JsonString(n.reason) + ",\"remedy\":" + JsonString(n.remedy) + ",\"attempts\":[";
+                  ",\"reason\":" + JsonString(n.reason) + ",\"remedy\":" + JsonString(n.remedy) +
+                  ",\"rewrite\":" + JsonString(n.rewrite) + ",\"attempts\":[";
   for (size_t k = 0; k < n.attempts.size(); ++k) {
     const BackendAttempt& a = n.attempts[k];
     j += (k ? ",{" : "{") + std::string("\"backend\":") + JsonString(a.backend) +
@@ -405,7 +406,9 @@ void Summary(std::ostringstream& os, const CheckReport& r) {
   std::string others;
   for (size_t i = 1; i < r.backends.size(); ++i) others += (others.empty() ? "to " : ", ") + HtmlEscape(r.backends[i]);
   Card(os, "fallback", "fallback", std::to_string(r.fallback), others.empty() ? "no fallback backend" : others);
-  Card(os, "unsupported", "unsupported", std::to_string(r.unsupported), r.runnable() ? "runnable" : "cannot run");
+  std::string fate = r.runnable() ? "runnable" : "cannot run";
+  if (r.rewritable > 0) fate += "; " + std::to_string(r.rewritable) + " with a rewrite available (--legalize)";
+  Card(os, "unsupported", "unsupported", std::to_string(r.unsupported), fate);
   os << "<div class=\"card\"><div class=\"k\">not on " << HtmlEscape(first) << "</div>"
      << "<div class=\"s\">by nodes: " << Percent(r.fallback_ratio_nodes()) << "</div><div class=\"bar\"><span style=\"width:"
      << Percent(std::clamp(r.fallback_ratio_nodes(), 0.0, 1.0)) << "\"></span></div>"

@@ -100,5 +100,19 @@ expect check_missing_model 1 'no such file' -- "$FERRY" check "$TMP/missing.onnx
 expect check_html 0 'HTML report written' -- "$FERRY" check "$M" --html "$TMP/check.html"
 expect check_html_file 0 '^ok$' -- bash -c "grep -q '<html' '$TMP/check.html' && echo ok"
 
+# --legalize: an op the backends lack, rewritten into ops they run (ferry check says so first).
+MISH="$ROOT/../shared/onnx-tests/node/test_mish/model.onnx"
+expect check_rewrite_available 0 '1 unsupported \(1 with a rewrite available: --legalize\)' -- \
+  "$FERRY" check "$MISH" --backends cpu
+expect run_unsupported_without_legalize 1 "backend 'cpu' has no kernel for Mish" -- "$FERRY" run "$MISH" --random --backends cpu
+expect run_legalize 0 'placement on cpu: 7 nodes, 7 native' -- \
+  "$FERRY" run "$MISH" --random --backends cpu --legalize --report
+expect optimize_legalize_needs_target 2 '--legalize needs a --target' -- \
+  "$FERRY" optimize "$MISH" "$TMP/mish_legal.onnx" --legalize
+expect optimize_legalize 0 'legalize +0 +yes .*-1 Mish' -- \
+  "$FERRY" optimize "$MISH" "$TMP/mish_legal.onnx" --target cpu --legalize
+expect optimize_legalized_runs_on_cpu 0 'placement on cpu: 7 nodes, 7 native' -- \
+  "$FERRY" run "$TMP/mish_legal.onnx" --random --backends cpu --no-fallback --report
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -1,0 +1,70 @@
+// LayerNormalization (ai.onnx opset 17; ai.ferry::LayerNormalization for models of any opset) into ReduceMean,
+// Sub, Mul, ReduceMean, Add, Sqrt, Div, Mul, Add over the dims [axis, rank). Identity: the op's definition (its
+// ONNX function body): Y = (X - mean) / sqrt(mean((X - mean)^2) + epsilon) * Scale + B; Mean is the mean and
+// InvStdDev 1 / sqrt(var + epsilon) (a Div of 1, when read). Half-precision X is normalized in float (stash_type 1)
+// and cast back before Scale and B, as the function body does.
+#include "legalize/decompose_util.h"
+
+namespace ferry::legalize {
+
+LayerNormParts BuildLayerNorm(Builder& b, ir::Value* x, ir::Value* scale, ir::Value* bias, int64_t axis, int64_t rank,
+                              float epsilon, DataType stash) {
+  const DataType t = TypeOf(x);
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
+  if (stash != t) x = b.Cast(x, stash);
+  LayerNormParts p;
+  p.mean = b.ReduceMean(x, axes);
+  ir::Value* d = b.Sub(x, p.mean);
+  ir::Value* var = b.ReduceMean(b.Mul(d, d), axes);
+  p.stddev = b.Op("Sqrt", {b.Add(var, b.Scalar(epsilon, stash))});
+  ir::Value* normalized = b.Div(d, p.stddev);
+  if (stash != t) normalized = b.Cast(normalized, t);
+  p.y = b.Mul(normalized, scale);
+  if (bias) p.y = b.Add(p.y, bias);
+  return p;
+}
+
+namespace {
+
+std::string Refuse(const ir::Node& n, int64_t) {
+  const ir::Value* x = n.input(0);
+  const DataType t = TypeOf(x);
+  if (!IsFloatType(t)) return "LayerNormalization: X's element type is unknown or not floating-point";
+  const int64_t rank = RankOf(x);
+  if (rank < 1) return "LayerNormalization: X's rank is unknown (the reduced axes are not known)";
+  const int64_t axis = n.GetInt("axis", -1);
+  if (axis < -rank || axis >= rank) return "LayerNormalization: axis " + std::to_string(axis) + " is out of range";
+  if (StashType(t, n.GetInt("stash_type", 1)) == DataType::kUndefined) {
+    return "LayerNormalization: stash_type other than 1 (float) with a half-precision X";
+  }
+  if (TypeOf(n.input(1)) != t || (n.input(2) && TypeOf(n.input(2)) != t)) {
+    return "LayerNormalization: Scale and B of another element type than X";
+  }
+  return "";
+}
+
+void Build(Builder& b) {
+  const ir::Node& n = b.node();
+  ir::Value* x = b.input(0);
+  const int64_t rank = RankOf(x);
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  const DataType u = StashType(TypeOf(x), n.GetInt("stash_type", 1));
+  const LayerNormParts ln = BuildLayerNorm(b, x, b.input(1), b.input(2), axis, rank, n.GetFloat("epsilon", 1e-5f), u);
+  b.SetOutput(0, ln.y);
+  if (OutputUsed(n, 1)) b.SetOutput(1, ln.mean);
+  if (OutputUsed(n, 2)) b.SetOutput(2, b.Div(b.Scalar(1.0, u), ln.stddev));
+}
+
+}  // namespace
+
+void AddLayerNormalizationDecompositions(std::vector<Decomposition>& list) {
+  const char* ops = " -> ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div, Mul, Add";
+  list.push_back(
+      {"", "LayerNormalization", 17, INT64_MAX, std::string("LayerNormalization") + ops, Refuse, Build, true});
+  list.push_back({"ai.ferry", "LayerNormalization", 1, INT64_MAX, std::string("ai.ferry::LayerNormalization") + ops,
+                  Refuse, Build, true});
+}
+
+}  // namespace ferry::legalize

@@ -1,0 +1,145 @@
+// Decompositions: rewrites of one node into standard ONNX primitives, so that a model runs on backends that lack
+// the op's kernel (legalization, legalize.h), or so that an op can be written for a runtime whose ai.onnx opset
+// predates it. Each decomposition is plain data: the op it rewrites (domain, name, node opset range), a one-line
+// description, a predicate that accepts the node or says why not, and a build function that writes the
+// replacement with a Builder. One file per decomposition (decompose_<op>.cc); the list is decompositions.cc.
+//
+// The replacement is exact ONNX semantics composed (results differ from the fused kernel by float rounding only,
+// checked per rule by tests/legalize), and every node it makes is valid at the ai.onnx opset it is built for:
+// the Builder's helpers pick the form of that opset (ReduceMean's axes attribute before 18 and input from 18,
+// Clip's bounds, Unsqueeze's axes, Softmax's axis). Constants are initializers, never Constant nodes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/dtype.h"
+#include "ir/graph.h"
+
+namespace ferry::legalize {
+
+// Writes the replacement of one node: new nodes of the ai.onnx domain at opset `opset()`, values named after
+// the node ("ln1/ReduceMean", "ln1/c0"), and, through SetOutput, what replaces each of the node's outputs.
+class Builder {
+ public:
+  Builder(ir::Model& model, ir::Graph& graph, const ir::Node& node, int64_t opset);
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  const ir::Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  // The node's input `i` (nullptr when omitted) and the element type of input 0.
+  ir::Value* input(size_t i) const { return node_.input(i); }
+  DataType dtype() const;
+
+  // A node `op` reading `inputs` (nullptr: an omitted optional input); returns its output, of element type `out`
+  // (kUndefined: the element type of the first input).
+  ir::Value* Op(const std::string& op, std::vector<ir::Value*> inputs, std::vector<ir::Attribute> attributes = {},
+                DataType out = DataType::kUndefined);
+
+  // Constants (initializers): a scalar (rank 0) of element type `t`, a 1-D int64 tensor (each made once per
+  // replacement), a tensor of `t`.
+  ir::Value* Scalar(double v, DataType t);
+  ir::Value* Int64s(const std::vector<int64_t>& v);
+  ir::Value* Constant(DataType t, const std::vector<int64_t>& dims, const std::vector<double>& values);
+
+  // The opset-dependent forms.
+  ir::Value* ReduceMean(ir::Value* x, const std::vector<int64_t>& axes) { return Reduce("ReduceMean", x, axes); }
+  // ReduceMean, ReduceMax, ... over `axes`, keepdims = 1.
+  ir::Value* Reduce(const std::string& op, ir::Value* x, const std::vector<int64_t>& axes);
+  ir::Value* Clip(ir::Value* x, double lo, double hi);
+  ir::Value* Unsqueeze(ir::Value* x, const std::vector<int64_t>& axes);
+  ir::Value* Reshape(ir::Value* x, const std::vector<int64_t>& shape);  // 0 copies, -1 infers (allowzero 0)
+  ir::Value* Transpose(ir::Value* x, const std::vector<int64_t>& perm);
+  ir::Value* Slice(ir::Value* x, int64_t start, int64_t end, int64_t axis);
+  ir::Value* Concat(std::vector<ir::Value*> xs, int64_t axis);
+  ir::Value* Cast(ir::Value* x, DataType to);
+  // Softmax over the last axis of a tensor of rank `rank` (every opset: before 13 the input is coerced to 2-D at
+  // `axis`, which for the last axis is the same thing).
+  ir::Value* Softmax(ir::Value* x, int64_t rank);
+  // Binary and unary shorthands.
+  ir::Value* Add(ir::Value* a, ir::Value* b) { return Op("Add", {a, b}); }
+  ir::Value* Sub(ir::Value* a, ir::Value* b) { return Op("Sub", {a, b}); }
+  ir::Value* Mul(ir::Value* a, ir::Value* b) { return Op("Mul", {a, b}); }
+  ir::Value* Div(ir::Value* a, ir::Value* b) { return Op("Div", {a, b}); }
+
+  // `v` replaces the node's output `i`.
+  void SetOutput(size_t i, ir::Value* v);
+  const std::vector<ir::Value*>& outputs() const { return outputs_; }
+  const std::vector<ir::Node*>& created() const { return created_; }
+
+ private:
+  std::string Name(const std::string& what) const;
+
+  ir::Model& model_;
+  ir::Graph& graph_;
+  const ir::Node& node_;
+  int64_t opset_;
+  std::vector<ir::Value*> outputs_;
+  std::vector<ir::Node*> created_;
+  // One initializer per distinct constant of this replacement.
+  std::map<std::pair<DataType, double>, ir::Value*> scalars_;
+  std::map<std::vector<int64_t>, ir::Value*> int64s_;
+};
+
+struct Decomposition {
+  std::string domain;    // "" = ai.onnx; "ai.ferry" for Ferry's own ops
+  std::string op;
+  int64_t since = 1, until = INT64_MAX;  // node opsets (of its domain) the rule applies to, inclusive
+  std::string description;  // "LayerNormalization -> ReduceMean, Sub, Mul, ..."
+  // "" when the rule handles `node`, built as ai.onnx ops of opset `opset`; otherwise why not (one line).
+  std::string (*refuse)(const ir::Node& node, int64_t opset) = nullptr;
+  // Writes the replacement (called only after `refuse` returned "").
+  void (*build)(Builder& b) = nullptr;
+  // Output 0 has input 0's type and shape (an elementwise op, a normalization): Decompose gives the output that
+  // type when inference left its shape unknown (ops Ferry's shape inference does not cover), so that the rules of
+  // the nodes reading it see static shapes.
+  bool keeps_shape = false;
+};
+
+// Every decomposition, in the order they are tried (decompositions.cc).
+const std::vector<Decomposition>& AllDecompositions();
+
+// The decompositions of `node`'s op at its opset (ai.onnx's domain named "" or "ai.onnx").
+std::vector<const Decomposition*> DecompositionsFor(const ir::Node& node);
+
+// The ai.onnx opset a replacement in `model` is built for (its import of ai.onnx), or 0 when it imports none.
+int64_t OnnxOpset(const ir::Model& model);
+
+struct Choice {
+  const Decomposition* decomposition = nullptr;  // the first rule whose predicate accepts the node
+  std::string reason;                            // when none does: every rule's refusal ("no decomposition" if none)
+};
+Choice ChooseDecomposition(const ir::Node& node, int64_t opset);
+
+// Replaces `node` (of `graph`, in `model`) by `d`'s nodes at ai.onnx opset `opset`: the node's outputs keep their
+// Value objects (and names), produced by the replacement; unread optional outputs the rule does not compute are
+// removed; the graph is re-sorted topologically. Throws InvalidModelError when the rule refuses the node. Returns
+// the new nodes.
+std::vector<ir::Node*> Decompose(ir::Model& model, ir::Graph& graph, ir::Node* node, const Decomposition& d,
+                                 int64_t opset);
+
+// For a rule that keeps_shape: output 0 of `node` gets input 0's type when its own shape is unknown. (`ferry check`
+// does this for the nodes it reports a rewrite for, as Decompose does, so later verdicts see what the pass sees.)
+void FillKeptType(const ir::Node& node);
+
+// --- helpers the rules share -------------------------------------------------------------------------------
+
+// The node's output `i` is read (by a node, a subgraph, or as a graph output).
+bool OutputUsed(const ir::Node& node, size_t i);
+// Static rank of the value, or -1.
+int64_t RankOf(const ir::Value* v);
+// Static dim `i` (negative counts from the end), or -1 when unknown.
+int64_t DimOf(const ir::Value* v, int64_t i);
+// The element type of the value (kUndefined when unknown).
+DataType TypeOf(const ir::Value* v);
+bool IsFloatType(DataType t);  // float, double, float16, bfloat16
+ir::Attribute IntAttr(std::string name, int64_t v);
+ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v);
+ir::Attribute FloatAttr(std::string name, float v);
+ir::Attribute StringAttr(std::string name, std::string v);
+
+}  // namespace ferry::legalize
