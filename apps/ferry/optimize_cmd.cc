@@ -2,7 +2,7 @@
 // did. Without --target the output is portable (standard ONNX ops only, for any runtime); with --target it may
 // hold Ferry's own fused ops (domain ai.ferry) for those backends. `--list-passes [--md]` lists the passes.
 // Exit codes: 0 ok; 1 the model cannot be read or the output cannot be written; 2 a usage error (flags, an unknown
-// pass or backend, a --shape that does not fit the model's inputs).
+// pass or backend, a --shape that does not fit the model's inputs, an --opset some node cannot be expressed in).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +25,8 @@ struct OptimizeArgs {
   std::vector<std::string> shapes, disabled;
   std::string targets, isa;
   bool external_data = false, json = false;
+  bool legalize = false;
+  int64_t opset = 0;
   std::string dump_ir, dump_ir_each;
   bool list_passes = false, md = false;
 };
@@ -65,6 +67,8 @@ int Optimize(const OptimizeArgs& a) {
   tools::OptimizeOptions options;
   options.level = a.level;
   options.disabled = a.disabled;
+  options.legalize = a.legalize;
+  options.opset = a.opset;
   options.isa = a.isa;
   try {
     options.targets = SplitList(a.targets);
@@ -106,7 +110,8 @@ int Optimize(const OptimizeArgs& a) {
   try {
     result = tools::OptimizeModelFile(a.input, options);
   } catch (const Error& e) {
-    // The options were checked above: an InvalidArgumentError now is a --shape that does not fit the model.
+    // The options were checked above: an InvalidArgumentError now is a --shape that does not fit the model, or
+    // an --opset some node cannot be expressed in (the message lists them).
     if (e.category() == ErrorCategory::kInvalidArgument) return Usage(e.what());
     throw;
   }
@@ -139,6 +144,12 @@ Command AddOptimizeCommand(CLI::App& app) {
                   "that only Ferry runs are allowed. Default: none, the output is standard ONNX");
   cmd->add_option("--isa", args->isa, "with --target: optimize for a CPU with only these extensions, e.g. avx2,fma");
   cmd->add_option("--disable,--disable-pass", args->disabled, "do not run this pass; repeatable");
+  cmd->add_flag("--legalize", args->legalize,
+                "with --target: rewrite nodes those backends have no kernel for into standard ONNX ops they run, "
+                "where a rewrite exists (`ferry check` lists them as \"rewrite available\")");
+  cmd->add_option("--opset", args->opset,
+                  "convert the model's ai.onnx opset to N (7-28) before optimizing; fails listing every node that "
+                  "cannot be expressed in opset N");
   cmd->add_flag("--external-data", args->external_data,
                 "write initializers over 1 KiB to OUT.data beside OUT (ONNX external data)");
   cmd->add_flag("--json", args->json, "machine-readable report");

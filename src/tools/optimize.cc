@@ -14,6 +14,7 @@
 #include "runtime/fix_input_shapes.h"
 #include "runtime/placement.h"
 #include "runtime/type_inference.h"
+#include "schemas/schema.h"
 
 namespace ferry::tools {
 namespace {
@@ -76,6 +77,15 @@ void ValidateOptimizeOptions(const OptimizeOptions& options) {
     if (!known) throw InvalidArgumentError("--disable: unknown pass '" + d + "' (passes: " + names + ")");
   }
   if (!options.targets.empty()) runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
+  if (options.legalize && options.targets.empty()) {
+    throw InvalidArgumentError("--legalize needs a --target: it rewrites what those backends have no kernel for");
+  }
+  if (options.opset != 0 && (options.opset < convert::kMinConvertibleOpset ||
+                             options.opset > schemas::SchemaRegistry::Get().MaxOpset(""))) {
+    throw InvalidArgumentError("--opset " + std::to_string(options.opset) + ": Ferry converts between opsets " +
+                               std::to_string(convert::kMinConvertibleOpset) + ".." +
+                               std::to_string(schemas::SchemaRegistry::Get().MaxOpset("")));
+  }
   if (!options.isa.empty()) {
     if (options.targets.empty()) throw InvalidArgumentError("--isa applies to a --target: portable mode has none");
     IsaSet::Parse(options.isa);
@@ -90,6 +100,7 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
   ctx.level = options.level;
   ctx.disabled = {options.disabled.begin(), options.disabled.end()};
   ctx.instrument = options.instrument;
+  ctx.legalize = options.legalize;
   if (!options.targets.empty()) {
     runtime::PlacementOptions placement = runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
     if (!options.isa.empty()) placement.target.isa = placement.target.isa & IsaSet::Parse(options.isa);
@@ -106,6 +117,10 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
   ir::InlineModelFunctions(*r.model);
   runtime::FixInputShapes(*r.model, options.shapes);
   runtime::InferTypes(*r.model);
+  if (options.opset != 0) {
+    r.conversion = convert::ConvertOpset(*r.model, options.opset);  // before the passes, which see the new opset
+    runtime::InferTypes(*r.model);
+  }
   r.prepare_ms = MsSince(t0);
 
   r.nodes_before = static_cast<int>(r.model->graph->nodes().size());
@@ -136,6 +151,7 @@ std::string FormatOptimizeText(const OptimizeResult& r) {
     for (size_t i = 0; i < r.targets.size(); ++i) os << (i ? "," : "") << r.targets[i];
   }
   os << "\n  nodes: " << r.nodes_before << " -> " << r.nodes_after << "\n";
+  if (r.conversion) os << "  " << convert::FormatOpsetConversion(*r.conversion) << "\n";
   if (!r.passes.runs.empty()) {
     size_t width = 4;
     for (const auto& run : r.passes.runs) width = std::max(width, run.name.size());
@@ -174,6 +190,14 @@ std::string FormatOptimizeJson(const OptimizeResult& r) {
   j["nodes_after"] = r.nodes_after;
   j["ops_before"] = r.ops_before;
   j["ops_after"] = r.ops_after;
+  if (r.conversion) {
+    j["opset_conversion"] = {{"from", r.conversion->from},
+                             {"to", r.conversion->to},
+                             {"nodes", r.conversion->nodes},
+                             {"nodes_changed", r.conversion->nodes_changed},
+                             {"nodes_added", r.conversion->nodes_added},
+                             {"by_adapter", Json(r.conversion->by_adapter)}};
+  }
   Json runs = Json::array();
   for (const auto& run : r.passes.runs) {
     runs.push_back({{"name", run.name},

@@ -7,9 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "convert/opset_conversion.h"
 #include "ir/graph.h"
 #include "ir/onnx_export.h"
 #include "passes/pass_manager.h"
@@ -25,6 +27,12 @@ struct OptimizeOptions {
   std::vector<std::string> targets;
   std::string isa;  // with targets: narrows the host's CPU extensions, as SessionOptions::isa ("" = the host's)
   std::vector<std::string> disabled;  // pass names
+  // `--opset N`: convert the default domain (ai.onnx) to opset N before the passes (convert/opset_conversion.h);
+  // 0 keeps the model's opset.
+  int64_t opset = 0;
+  // Run the `legalize` pass (`--legalize`): nodes no target backend has a kernel for are rewritten into standard
+  // ONNX ops those backends run, where a decomposition exists. Needs targets (InvalidArgumentError without).
+  bool legalize = false;
   // As PassContext::instrument (IR dumps): before the first pass (run == nullptr), after each pass that changed.
   std::function<void(const passes::PassRun* run, const ir::Model& model)> instrument;
 };
@@ -34,6 +42,7 @@ struct OptimizeResult {
   std::unique_ptr<ir::Model> model;   // the optimized model
   std::vector<std::string> targets;   // the resolved backends' names (empty: portable)
   passes::PassReport passes;
+  std::optional<convert::OpsetConversion> conversion;  // with --opset
   int nodes_before = 0, nodes_after = 0;          // top graph
   std::map<std::string, int> ops_before, ops_after;  // every graph, keyed by passes::OpKey
   double import_ms = 0;    // reading and importing the file

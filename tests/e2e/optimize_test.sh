@@ -138,6 +138,28 @@ expect run_opt_level 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "
 expect run_dump_ir 0 'ai\.ferry::' -- bash -c "'$FERRY' run '$M' --random --dump-ir '$TMP/run.ir' >/dev/null && cat '$TMP/run.ir'"
 expect run_dump_ir_O0 0 '^0$' -- bash -c "'$FERRY' run '$M' --random -O 0 --dump-ir '$TMP/run0.ir' >/dev/null && { grep -c ai.ferry '$TMP/run0.ir'; true; }"
 
+# --opset: the model converted (before the passes) reloads with the same outputs; below 18 it passes the checker.
+for opset in 13 21; do
+  expect "opset_${opset}_writes" 0 "opset 17 -> $opset: " -- "$FERRY" optimize "$M" "$TMP/op$opset.onnx" --opset "$opset"
+  expect "opset_${opset}_imports" 0 "^$opset$" -- "$PY" -c "
+import onnx; print([o.version for o in onnx.load('$TMP/op$opset.onnx').opset_import if o.domain in ('', 'ai.onnx')][0])"
+  expect "opset_${opset}_same_outputs" 0 'max abs diff' -- bash -c "
+    '$FERRY' run '$TMP/op$opset.onnx' --input 'input=$IN' --output-dir '$TMP/op$opset' >/dev/null && '$PY' '$TMP/same.py' '$TMP/ref' '$TMP/op$opset'"
+done
+expect opset_13_checker 0 'checker ok' -- "$PY" "$TMP/check.py" "$TMP/op13.onnx"
+"$PY" -c "
+import onnx
+from onnx import helper, TensorProto as T
+g = helper.make_graph([helper.make_node('ReduceSum', ['x', 'axes'], ['y'], name='sum')], 'g',
+                      [helper.make_tensor_value_info('x', T.FLOAT, [2, 3]), helper.make_tensor_value_info('axes', T.INT64, [1])],
+                      [helper.make_tensor_value_info('y', T.FLOAT, None)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+m.ir_version = 7
+onnx.save(m, '$TMP/dyn_axes.onnx')"
+expect opset_names_unconvertible_node 2 "node 'sum' \(ReduceSum\): cannot be expressed in opset 12: its axes come from a non-constant input" -- \
+  "$FERRY" optimize "$TMP/dyn_axes.onnx" "$TMP/x.onnx" --opset 12
+expect opset_out_of_range 2 'converts between opsets 7\.\.' -- "$FERRY" optimize "$M" "$TMP/x.onnx" --opset 5
+
 # Bad inputs: a message naming the problem, exit 1 (model/file) or 2 (usage), never a crash.
 expect missing_file 1 "model '$TMP/missing.onnx': no such file" -- "$FERRY" optimize "$TMP/missing.onnx" "$TMP/x.onnx"
 printf 'garbage' >"$TMP/garbage.onnx"

@@ -1,0 +1,176 @@
+// The opset converter's building blocks: a Step (one node crossing one schema version boundary, up or down), the
+// ConversionContext adapters rewrite the IR through, the Adapter record and its registry, and the generic rule.
+//
+// A node is converted one boundary at a time: from the version in effect at its opset to the one in effect at the
+// target, crossing the since_version of every schema version in between. At each boundary the adapter registered
+// for (op, boundary) rewrites the node, or, when none is, the generic rule checks that the node as written is
+// valid for the schema on the other side and means the same there. A node that cannot be expressed makes the
+// adapter call Refuse(reason); the driver (opset_conversion.cc) collects every such node and converts nothing.
+//
+// Adapters may replace the node (another op, other inputs) and may add helper nodes; a helper node is written at
+// an opset the adapter chooses (AddNode's `opset`) and the driver converts it on to the target like any other node,
+// so an adapter only needs to know the form of its helpers at one opset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/tensor.h"
+#include "ir/graph.h"
+#include "schemas/schema.h"
+
+namespace ferry::convert {
+
+// What Refuse throws: the reason completes "node 'NAME' (OP): cannot be expressed in opset N: ".
+struct Unconvertible {
+  std::string reason;
+};
+[[noreturn]] void Refuse(std::string reason);
+
+// One node crossing the version boundary `boundary` (the since_version of the newer schema).
+struct Step {
+  int64_t boundary = 0;
+  bool up = true;
+  const schemas::OpSchema* older = nullptr;  // in effect at boundary - 1 (nullptr: the op does not exist there)
+  const schemas::OpSchema* newer = nullptr;  // in effect at boundary
+  int64_t target = 0;                        // the opset the whole conversion goes to
+  // The node is in a model-local function's body, whose value types depend on the caller: element types that are
+  // unknown there are not held against the node.
+  bool in_function = false;
+
+  // The opset the node is expressed in after this step.
+  int64_t after() const { return up ? boundary : boundary - 1; }
+  const schemas::OpSchema* from() const { return up ? older : newer; }
+  const schemas::OpSchema* to() const { return up ? newer : older; }
+  // "Softmax-13" for messages.
+  std::string ToName() const;
+  std::string FromName() const;
+};
+
+class ConversionContext {
+ public:
+  explicit ConversionContext(ir::Model& model);
+
+  ir::Model& model() { return model_; }
+
+  // A value name no graph of the model uses (ONNX forbids a subgraph to redefine an outer name).
+  std::string NewValueName(const std::string& base);
+  ir::Value* NewValue(ir::Graph& graph, const std::string& base, ir::TypeInfo type = {});
+  // New initializers of `graph` (helpers of a rewritten node): int64 1-D (or a scalar), float 1-D, any tensor.
+  ir::Value* Int64Constant(ir::Graph& graph, const std::string& base, const std::vector<int64_t>& values,
+                           bool scalar = false);
+  ir::Value* FloatConstant(ir::Graph& graph, const std::string& base, const std::vector<float>& values);
+  ir::Value* TensorConstant(ir::Graph& graph, const std::string& base, Tensor t);
+  // A scalar of element type `dtype` (float types and integers), holding `v`; nullptr for other types.
+  ir::Value* ScalarConstant(ir::Graph& graph, const std::string& base, DataType dtype, double v);
+
+  // Adds a default-domain helper node written in the form of opset `opset`; the driver converts it to the target.
+  ir::Node* AddNode(ir::Graph& graph, const std::string& base, const std::string& op, std::vector<ir::Value*> inputs,
+                    std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes, int64_t opset);
+  // Replaces `node` by a node of op `op` (same name, domain and opset) with these inputs, outputs and attributes;
+  // initializers and Constant outputs the old node read and nothing reads any more are removed. Returns the new node.
+  ir::Node* Rebuild(ir::Node* node, const std::string& op, std::vector<ir::Value*> inputs,
+                    std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes);
+  // Removes `node` (which a decomposition replaced), then cleans up its inputs as Rebuild does.
+  void Remove(ir::Node* node);
+  // Helper nodes added since the last call (the driver converts them to the target).
+  std::vector<ir::Node*> TakeAdded();
+  // Removes the initializers and Constant nodes that rewritten nodes stopped reading and nothing else reads (done
+  // once at the end, so that no node the driver still holds goes away).
+  void RemoveOrphans();
+
+ private:
+  void DropIfUnused(ir::Value* v);
+  // Gives the node's outputs of unknown type the element type its schema implies.
+  void FillTypes(ir::Node& n);
+
+  ir::Model& model_;
+  std::set<std::string> value_names_;
+  std::map<const ir::Graph*, std::set<std::string>> node_names_;
+  std::vector<ir::Node*> added_;
+  std::vector<ir::Value*> orphans_;
+};
+
+using AdaptFn = ir::Node* (*)(ConversionContext& ctx, ir::Node* node, const Step& step);
+
+// How one op crosses one boundary. `up`/`down` return the node to continue with (the same node, its rebuilt
+// replacement, or nullptr when the node was replaced by helper nodes); nullptr for a direction means the
+// generic rule. The driver validates a returned node against the schema on the other side afterwards.
+struct Adapter {
+  std::string op;
+  int64_t boundary = 0;
+  std::string name;  // family name for the report, e.g. "reduce-axes"
+  AdaptFn up = nullptr;
+  AdaptFn down = nullptr;
+};
+
+class AdapterRegistry {
+ public:
+  // Throws InternalError for a second adapter of the same (op, boundary).
+  void Add(Adapter a);
+  const Adapter* Find(std::string_view op, int64_t boundary) const;
+  const std::vector<Adapter>& all() const { return adapters_; }
+
+ private:
+  std::vector<Adapter> adapters_;
+  std::map<std::pair<std::string, int64_t>, size_t> index_;
+};
+
+// Every adapter, built once from the list in adapter_list.cc.
+const AdapterRegistry& Adapters();
+
+// The generic rule: makes the node's attributes right for the other schema (drops an attribute the other side
+// lacks when it holds the old default, or a neutral value such as all-1 dilations; writes out an old default that
+// the other side changed) and checks the node against it (CheckNodeAt). Refuses otherwise. Returns true when it
+// changed an attribute.
+bool GenericStep(ir::Node& node, const Step& step);
+// Refuses unless `node` is a valid use of `schema`: input/output counts, required inputs, attributes (names, types,
+// required ones) and the element types of its inputs and outputs (known types must be allowed; for an unknown
+// type, `from` must allow no type `schema` does not; `from` nullptr: unknown types pass).
+void CheckNodeAt(const ir::Node& node, const schemas::OpSchema& schema, const schemas::OpSchema* from);
+
+// ---- helpers for adapters ----------------------------------------------------------------------------------
+
+// The constant behind a value: an initializer that is not a graph input, or a Constant node's value (any of its
+// value* attributes). nullopt otherwise.
+std::optional<Tensor> ConstantValue(const ir::Value* v);
+// A constant integer tensor's values (int32/int64), nullopt when not constant or not an integer tensor.
+std::optional<std::vector<int64_t>> ConstantInts(const ir::Value* v);
+// A constant float tensor's values (float/double/float16/bfloat16) as double, nullopt otherwise.
+std::optional<std::vector<double>> ConstantFloats(const ir::Value* v);
+// Rank of a tensor value when known.
+std::optional<int64_t> KnownRank(const ir::Value* v);
+// The static dims of a tensor value when all are known.
+std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v);
+// Element type of a tensor value (kUndefined when unknown).
+DataType ElemType(const ir::Value* v);
+// True when the value has readers (nodes, subgraphs) or is a graph output.
+bool IsUsed(const ir::Value* v);
+
+ir::Attribute IntAttr(std::string name, int64_t v);
+ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v);
+ir::Attribute FloatAttr(std::string name, float v);
+ir::Attribute FloatsAttr(std::string name, std::vector<float> v);
+ir::Attribute StringAttr(std::string name, std::string v);
+// The node's attributes without those named.
+std::vector<ir::Attribute> AttrsWithout(const ir::Node& node, std::initializer_list<std::string_view> names);
+// Replaces (or adds) attribute `a` in `attrs`.
+void SetAttr(std::vector<ir::Attribute>& attrs, ir::Attribute a);
+bool SameAttrValue(const ir::Attribute& a, const ir::Attribute& b);
+std::string AttrValueString(const ir::Attribute& a);
+
+// `axis` in [-rank, rank) made non-negative; Refuse when out of range.
+int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what);
+// A base for the names of a node's helper values and nodes: its name, or its op when it has none.
+std::string NodeBase(const ir::Node& node);
+// The inputs of `node` as a vector (for Rebuild), resized to `n` (absent optional inputs as nullptr).
+std::vector<ir::Value*> InputsResized(const ir::Node& node, size_t n);
+// The inputs with trailing absent ones removed.
+std::vector<ir::Value*> TrimInputs(std::vector<ir::Value*> inputs);
+
+}  // namespace ferry::convert

@@ -1,0 +1,619 @@
+// ConversionContext, the adapter registry, the generic rule and the small helpers adapters share.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "convert/adapter.h"
+#include "ferry/error.h"
+#include "ferry/float16.h"
+#include "schemas/validate.h"
+
+namespace ferry::convert {
+
+void Refuse(std::string reason) { throw Unconvertible{std::move(reason)}; }
+
+namespace {
+
+std::string SchemaName(const schemas::OpSchema* s) {
+  return s ? s->name + "-" + std::to_string(s->since_version) : std::string("(none)");
+}
+
+void CollectNames(const ir::Graph& g, std::set<std::string>& values,
+                  std::map<const ir::Graph*, std::set<std::string>>& nodes) {
+  for (const auto& v : g.values()) values.insert(v->name());
+  auto& names = nodes[&g];
+  for (const auto& n : g.nodes()) {
+    names.insert(n->name());
+    for (const ir::Graph* sub : n->subgraphs()) CollectNames(*sub, values, nodes);
+  }
+}
+
+}  // namespace
+
+std::string Step::ToName() const { return SchemaName(to()); }
+std::string Step::FromName() const { return SchemaName(from()); }
+
+// ---- ConversionContext ------------------------------------------------------------------------------------
+
+ConversionContext::ConversionContext(ir::Model& model) : model_(model) {
+  if (model.graph) CollectNames(*model.graph, value_names_, node_names_);
+  for (const auto& f : model.functions) {
+    if (f.body) CollectNames(*f.body, value_names_, node_names_);
+  }
+}
+
+std::string ConversionContext::NewValueName(const std::string& base) {
+  std::string name = base;
+  for (int i = 2; value_names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  value_names_.insert(name);
+  return name;
+}
+
+ir::Value* ConversionContext::NewValue(ir::Graph& graph, const std::string& base, ir::TypeInfo type) {
+  return graph.AddValue(NewValueName(base), std::move(type));
+}
+
+ir::Value* ConversionContext::TensorConstant(ir::Graph& graph, const std::string& base, Tensor t) {
+  return graph.AddInitializer(NewValueName(base), std::make_shared<const Tensor>(std::move(t)));
+}
+
+ir::Value* ConversionContext::Int64Constant(ir::Graph& graph, const std::string& base,
+                                            const std::vector<int64_t>& values, bool scalar) {
+  Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
+  return TensorConstant(graph, base, Tensor::FromVector(DataType::kInt64, shape, values));
+}
+
+ir::Value* ConversionContext::FloatConstant(ir::Graph& graph, const std::string& base,
+                                            const std::vector<float>& values) {
+  return TensorConstant(graph, base,
+                        Tensor::FromVector(DataType::kFloat, Shape{static_cast<int64_t>(values.size())}, values));
+}
+
+ir::Value* ConversionContext::ScalarConstant(ir::Graph& graph, const std::string& base, DataType dtype, double v) {
+  Tensor t(dtype, Shape{});
+  switch (dtype) {
+    case DataType::kFloat:
+      t.data<float>()[0] = static_cast<float>(v);
+      break;
+    case DataType::kDouble:
+      t.data<double>()[0] = v;
+      break;
+    case DataType::kFloat16:
+      t.data<Float16>()[0] = Float16(static_cast<float>(v));
+      break;
+    case DataType::kBFloat16:
+      t.data<BFloat16>()[0] = BFloat16(static_cast<float>(v));
+      break;
+    case DataType::kInt8:
+      t.data<int8_t>()[0] = static_cast<int8_t>(v);
+      break;
+    case DataType::kInt16:
+      t.data<int16_t>()[0] = static_cast<int16_t>(v);
+      break;
+    case DataType::kInt32:
+      t.data<int32_t>()[0] = static_cast<int32_t>(v);
+      break;
+    case DataType::kInt64:
+      t.data<int64_t>()[0] = static_cast<int64_t>(v);
+      break;
+    case DataType::kUint8:
+      t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+      break;
+    case DataType::kUint16:
+      t.data<uint16_t>()[0] = static_cast<uint16_t>(v);
+      break;
+    case DataType::kUint32:
+      t.data<uint32_t>()[0] = static_cast<uint32_t>(v);
+      break;
+    case DataType::kUint64:
+      t.data<uint64_t>()[0] = static_cast<uint64_t>(v);
+      break;
+    default:
+      return nullptr;
+  }
+  return TensorConstant(graph, base, std::move(t));
+}
+
+ir::Node* ConversionContext::AddNode(ir::Graph& graph, const std::string& base, const std::string& op,
+                                     std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
+                                     std::vector<ir::Attribute> attributes, int64_t opset) {
+  auto& names = node_names_[&graph];
+  std::string name = base;
+  for (int i = 2; names.count(name); ++i) name = base + "_" + std::to_string(i);
+  names.insert(name);
+  ir::Node* n = graph.AddNode(name, op, "", std::move(inputs), std::move(outputs), std::move(attributes));
+  n->set_opset(opset);
+  FillTypes(*n);
+  added_.push_back(n);
+  return n;
+}
+
+void ConversionContext::FillTypes(ir::Node& n) {
+  // Element types only (shapes come from type inference after the conversion): enough for the type checks of
+  // the nodes that read these values.
+  const schemas::OpSchema* s = schemas::SchemaRegistry::Get().Find(n.domain(), n.op_type(), n.opset());
+  if (!s) return;
+  std::vector<const ir::TypeInfo*> in;
+  for (const ir::Value* v : n.inputs()) in.push_back(v ? &v->type() : nullptr);
+  std::vector<ir::TypeInfo> out;
+  for (const ir::Value* v : n.outputs()) out.push_back(v ? v->type() : ir::TypeInfo{});
+  schemas::InferOutputElementTypes(n, *s, in, out);
+  if (n.op_type() == "Cast" && n.domain().empty() && n.has_attr("to")) {
+    out.at(0) = ir::TypeInfo::Tensor(static_cast<DataType>(n.GetInt("to", 0)));
+  }
+  for (size_t i = 0; i < n.num_outputs(); ++i) {
+    ir::Value* v = n.output(i);
+    if (v && v->type().kind == ir::TypeInfo::Kind::kUnknown) v->set_type(out[i]);
+  }
+}
+
+ir::Node* ConversionContext::Rebuild(ir::Node* node, const std::string& op, std::vector<ir::Value*> inputs,
+                                     std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes) {
+  ir::Graph* g = node->owner();
+  const std::vector<ir::Value*> old_inputs = node->inputs();
+  const std::string new_op = op;  // `op` may be the old node's own op_type()
+  const std::string name = node->name(), domain = node->domain(), overload = node->overload(), doc = node->doc();
+  const int64_t opset = node->opset();
+  g->RemoveNode(node);
+  ir::Node* n = g->AddNode(name, new_op, domain, std::move(inputs), std::move(outputs), std::move(attributes));
+  n->set_opset(opset);
+  n->set_overload(overload);
+  n->set_doc(doc);
+  FillTypes(*n);
+  for (ir::Value* v : old_inputs) DropIfUnused(v);
+  return n;
+}
+
+void ConversionContext::Remove(ir::Node* node) {
+  const std::vector<ir::Value*> old_inputs = node->inputs();
+  node->owner()->RemoveNode(node);
+  for (ir::Value* v : old_inputs) DropIfUnused(v);
+}
+
+std::vector<ir::Node*> ConversionContext::TakeAdded() {
+  std::vector<ir::Node*> out;
+  out.swap(added_);
+  return out;
+}
+
+void ConversionContext::DropIfUnused(ir::Value* v) {
+  if (v) orphans_.push_back(v);
+}
+
+void ConversionContext::RemoveOrphans() {
+  std::sort(orphans_.begin(), orphans_.end());
+  orphans_.erase(std::unique(orphans_.begin(), orphans_.end()), orphans_.end());
+  for (ir::Value* v : orphans_) {
+    if (IsUsed(v)) continue;
+    ir::Graph* g = v->owner();
+    const auto& in = g->inputs();
+    if (std::find(in.begin(), in.end(), v) != in.end()) continue;
+    if (v->is_initializer()) {
+      g->RemoveInitializer(v);
+    } else if (ir::Node* p = v->producer(); p && p->domain().empty() && p->op_type() == "Constant") {
+      g->RemoveNode(p);
+      g->RemoveValue(v);
+    }
+  }
+  orphans_.clear();
+}
+
+// ---- AdapterRegistry --------------------------------------------------------------------------------------
+
+void AdapterRegistry::Add(Adapter a) {
+  auto key = std::make_pair(a.op, a.boundary);
+  if (index_.count(key)) {
+    throw InternalError("opset converter: two adapters for " + a.op + " at opset " + std::to_string(a.boundary));
+  }
+  index_[key] = adapters_.size();
+  adapters_.push_back(std::move(a));
+}
+
+const Adapter* AdapterRegistry::Find(std::string_view op, int64_t boundary) const {
+  auto it = index_.find(std::make_pair(std::string(op), boundary));
+  return it == index_.end() ? nullptr : &adapters_[it->second];
+}
+
+// ---- the generic rule -------------------------------------------------------------------------------------
+
+namespace {
+
+const schemas::FormalParam* ParamAt(const std::vector<schemas::FormalParam>& params, size_t i) {
+  if (i < params.size()) return &params[i];
+  if (!params.empty() && params.back().option == schemas::ParamOption::kVariadic) return &params.back();
+  return nullptr;
+}
+
+bool TypeKnown(const ir::TypeInfo& t) {
+  switch (t.kind) {
+    case ir::TypeInfo::Kind::kTensor:
+    case ir::TypeInfo::Kind::kSparseTensor:
+      return t.elem_type != DataType::kUndefined;
+    case ir::TypeInfo::Kind::kSequence:
+    case ir::TypeInfo::Kind::kOptional:
+      return t.elem && TypeKnown(*t.elem);
+    case ir::TypeInfo::Kind::kMap:
+      return t.elem_type != DataType::kUndefined && t.elem && TypeKnown(*t.elem);
+    case ir::TypeInfo::Kind::kUnknown:
+      return false;
+  }
+  return false;
+}
+
+bool TypeMatches(const ir::TypeInfo& a, const ir::TypeInfo& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ir::TypeInfo::Kind::kTensor:
+    case ir::TypeInfo::Kind::kSparseTensor:
+      return a.elem_type == b.elem_type;
+    case ir::TypeInfo::Kind::kSequence:
+    case ir::TypeInfo::Kind::kOptional:
+      return a.elem && b.elem && TypeMatches(*a.elem, *b.elem);
+    case ir::TypeInfo::Kind::kMap:
+      return a.elem_type == b.elem_type && a.elem && b.elem && TypeMatches(*a.elem, *b.elem);
+    case ir::TypeInfo::Kind::kUnknown:
+      return false;
+  }
+  return false;
+}
+
+std::string TypeName(const ir::TypeInfo& t) {
+  switch (t.kind) {
+    case ir::TypeInfo::Kind::kTensor:
+      return std::string(DataTypeName(t.elem_type));
+    case ir::TypeInfo::Kind::kSparseTensor:
+      return "sparse " + std::string(DataTypeName(t.elem_type));
+    case ir::TypeInfo::Kind::kSequence:
+      return "seq(" + (t.elem ? TypeName(*t.elem) : "?") + ")";
+    case ir::TypeInfo::Kind::kOptional:
+      return "optional(" + (t.elem ? TypeName(*t.elem) : "?") + ")";
+    case ir::TypeInfo::Kind::kMap:
+      return "map(" + std::string(DataTypeName(t.elem_type)) + "," + (t.elem ? TypeName(*t.elem) : "?") + ")";
+    case ir::TypeInfo::Kind::kUnknown:
+      return "?";
+  }
+  return "?";
+}
+
+// The types a formal parameter accepts (empty when the schema does not say, or a type string is not parsed).
+std::vector<ir::TypeInfo> Allowed(const schemas::OpSchema& s, const schemas::FormalParam& p) {
+  std::vector<ir::TypeInfo> out;
+  std::vector<std::string> strings;
+  if (const schemas::TypeConstraint* tc = s.FindTypeConstraint(p.type_str)) {
+    strings = tc->allowed;
+  } else {
+    strings = {p.type_str};
+  }
+  for (const auto& str : strings) {
+    auto t = schemas::ParseTypeString(str);
+    if (!t) return {};
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+bool AnyMatches(const std::vector<ir::TypeInfo>& allowed, const ir::TypeInfo& t) {
+  return std::any_of(allowed.begin(), allowed.end(), [&](const ir::TypeInfo& a) { return TypeMatches(t, a); });
+}
+
+void CheckTypes(const ir::Node& node, const schemas::OpSchema& schema, const schemas::OpSchema* from, bool inputs) {
+  const auto& values = inputs ? node.inputs() : node.outputs();
+  const auto& params = inputs ? schema.inputs : schema.outputs;
+  std::map<std::string, std::pair<ir::TypeInfo, const ir::Value*>> bound;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ir::Value* v = values[i];
+    const schemas::FormalParam* p = ParamAt(params, i);
+    if (!v || !p) continue;
+    const std::vector<ir::TypeInfo> allowed = Allowed(schema, *p);
+    if (allowed.empty()) continue;
+    const char* what = inputs ? "input" : "output";
+    const ir::TypeInfo& t = v->type();
+    if (TypeKnown(t)) {
+      if (!AnyMatches(allowed, t)) {
+        Refuse(std::string(what) + " '" + v->name() + "' is " + TypeName(t) + ", which " + SchemaName(&schema) +
+               " does not accept for '" + p->name + "'");
+      }
+      const bool var = schema.FindTypeConstraint(p->type_str) != nullptr;
+      if (var && p->homogeneous) {
+        auto [it, fresh] = bound.emplace(p->type_str, std::make_pair(t, v));
+        if (!fresh && !TypeMatches(it->second.first, t)) {
+          Refuse(std::string(what) + "s '" + it->second.second->name() + "' (" + TypeName(it->second.first) +
+                 ") and '" + v->name() + "' (" + TypeName(t) + ") must have one type in " + SchemaName(&schema));
+        }
+      }
+    } else if (from) {
+      const schemas::FormalParam* fp = ParamAt(inputs ? from->inputs : from->outputs, i);
+      if (!fp) continue;
+      for (const ir::TypeInfo& old : Allowed(*from, *fp)) {
+        if (!AnyMatches(allowed, old)) {
+          Refuse(std::string("the type of ") + what + " '" + v->name() + "' is unknown, and " + SchemaName(&schema) +
+                 " does not accept every type " + SchemaName(from) + " does (" + TypeName(old) + ")");
+        }
+      }
+    }
+  }
+}
+
+// Attribute values that mean "nothing" where the attribute has no declared default: all-1 dilations.
+bool Neutral(const ir::Attribute& a) {
+  if (a.name == "dilations" && a.type == ir::AttrType::kInts) {
+    return std::all_of(a.ints.begin(), a.ints.end(), [](int64_t d) { return d == 1; });
+  }
+  return false;
+}
+
+}  // namespace
+
+void CheckNodeAt(const ir::Node& node, const schemas::OpSchema& schema, const schemas::OpSchema* from) {
+  std::string e = schemas::ValidateNodeAgainstSchema(node, schema);
+  if (!e.empty()) {
+    // "node 'n' (Op) [Op at opset N, schema version V]: problem" -> "Op-V: problem"
+    const size_t cut = e.find("]: ");
+    Refuse(SchemaName(&schema) + ": " + (cut == std::string::npos ? e : e.substr(cut + 3)));
+  }
+  CheckTypes(node, schema, from, true);
+  CheckTypes(node, schema, from, false);
+}
+
+bool GenericStep(ir::Node& node, const Step& step) {
+  const schemas::OpSchema* from = step.from();
+  const schemas::OpSchema* to = step.to();
+  if (!to) Refuse(node.op_type() + " does not exist before opset " + std::to_string(step.boundary));
+  if (to->deprecated) {
+    Refuse(node.op_type() + " is deprecated (removed) as of opset " + std::to_string(to->since_version));
+  }
+  bool changed = false;
+  auto& attrs = node.mutable_attributes();
+  for (size_t i = 0; i < attrs.size();) {
+    const ir::Attribute& a = attrs[i];
+    if (to->FindAttr(a.name)) {
+      ++i;
+      continue;
+    }
+    const schemas::AttrSchema* old = from ? from->FindAttr(a.name) : nullptr;
+    if ((old && old->default_value && SameAttrValue(a, *old->default_value)) || Neutral(a)) {
+      attrs.erase(attrs.begin() + static_cast<std::ptrdiff_t>(i));
+      changed = true;
+      continue;
+    }
+    Refuse("attribute " + a.name + "=" + AttrValueString(a) + " has no equivalent in " + SchemaName(to));
+  }
+  // An attribute whose default changed keeps its old meaning by being written out.
+  for (const schemas::AttrSchema& d : to->attributes) {
+    if (!d.default_value || node.has_attr(d.name) || !from) continue;
+    const schemas::AttrSchema* old = from->FindAttr(d.name);
+    if (old && old->default_value && !SameAttrValue(*old->default_value, *d.default_value)) {
+      ir::Attribute a = *old->default_value;
+      a.name = d.name;
+      attrs.push_back(std::move(a));
+      changed = true;
+    }
+  }
+  CheckNodeAt(node, *to, step.in_function ? nullptr : from);
+  return changed;
+}
+
+// ---- helpers ----------------------------------------------------------------------------------------------
+
+std::optional<Tensor> ConstantValue(const ir::Value* v) {
+  if (!v) return std::nullopt;
+  if (const ir::Node* p = v->producer()) {
+    if (!p->domain().empty() || p->op_type() != "Constant") return std::nullopt;
+    for (const ir::Attribute& a : p->attributes()) {
+      if (a.name == "value" && a.type == ir::AttrType::kTensor) return a.t;
+      if (a.name == "value_float") return Tensor::FromVector(DataType::kFloat, Shape{}, std::vector<float>{a.f});
+      if (a.name == "value_floats") {
+        return Tensor::FromVector(DataType::kFloat, Shape{static_cast<int64_t>(a.floats.size())}, a.floats);
+      }
+      if (a.name == "value_int") return Tensor::FromVector(DataType::kInt64, Shape{}, std::vector<int64_t>{a.i});
+      if (a.name == "value_ints") {
+        return Tensor::FromVector(DataType::kInt64, Shape{static_cast<int64_t>(a.ints.size())}, a.ints);
+      }
+    }
+    return std::nullopt;
+  }
+  if (!v->is_initializer()) return std::nullopt;
+  const auto& in = v->owner()->inputs();
+  if (std::find(in.begin(), in.end(), v) != in.end()) return std::nullopt;  // a feed may override it
+  return *v->initializer();
+}
+
+std::optional<std::vector<int64_t>> ConstantInts(const ir::Value* v) {
+  auto t = ConstantValue(v);
+  if (!t) return std::nullopt;
+  std::vector<int64_t> out(static_cast<size_t>(t->size()));
+  if (t->dtype() == DataType::kInt64) {
+    std::copy(t->data<int64_t>(), t->data<int64_t>() + t->size(), out.begin());
+  } else if (t->dtype() == DataType::kInt32) {
+    std::copy(t->data<int32_t>(), t->data<int32_t>() + t->size(), out.begin());
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::vector<double>> ConstantFloats(const ir::Value* v) {
+  auto t = ConstantValue(v);
+  if (!t) return std::nullopt;
+  std::vector<double> out(static_cast<size_t>(t->size()));
+  for (int64_t i = 0; i < t->size(); ++i) {
+    const size_t k = static_cast<size_t>(i);
+    switch (t->dtype()) {
+      case DataType::kFloat:
+        out[k] = t->data<float>()[i];
+        break;
+      case DataType::kDouble:
+        out[k] = t->data<double>()[i];
+        break;
+      case DataType::kFloat16:
+        out[k] = static_cast<float>(t->data<Float16>()[i]);
+        break;
+      case DataType::kBFloat16:
+        out[k] = static_cast<float>(t->data<BFloat16>()[i]);
+        break;
+      default:
+        return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::optional<int64_t> KnownRank(const ir::Value* v) {
+  if (!v || !v->type().is_tensor() || !v->type().shape) return std::nullopt;
+  return static_cast<int64_t>(v->type().shape->size());
+}
+
+std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
+  if (!v || !v->type().has_static_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const ir::Dim& d : *v->type().shape) dims.push_back(d.value);
+  return dims;
+}
+
+DataType ElemType(const ir::Value* v) {
+  return v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined;
+}
+
+bool IsUsed(const ir::Value* v) {
+  if (!v) return false;
+  if (!v->consumers().empty()) return true;
+  const auto& out = v->owner()->outputs();
+  return std::find(out.begin(), out.end(), v) != out.end();
+}
+
+ir::Attribute IntAttr(std::string name, int64_t v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kInt;
+  a.i = v;
+  return a;
+}
+
+ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+ir::Attribute FloatAttr(std::string name, float v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kFloat;
+  a.f = v;
+  return a;
+}
+
+ir::Attribute FloatsAttr(std::string name, std::vector<float> v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+ir::Attribute StringAttr(std::string name, std::string v) {
+  ir::Attribute a;
+  a.name = std::move(name);
+  a.type = ir::AttrType::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+std::vector<ir::Attribute> AttrsWithout(const ir::Node& node, std::initializer_list<std::string_view> names) {
+  std::vector<ir::Attribute> out;
+  for (const ir::Attribute& a : node.attributes()) {
+    if (std::find(names.begin(), names.end(), a.name) == names.end()) out.push_back(a);
+  }
+  return out;
+}
+
+void SetAttr(std::vector<ir::Attribute>& attrs, ir::Attribute a) {
+  for (ir::Attribute& x : attrs) {
+    if (x.name == a.name) {
+      x = std::move(a);
+      return;
+    }
+  }
+  attrs.push_back(std::move(a));
+}
+
+bool SameAttrValue(const ir::Attribute& a, const ir::Attribute& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case ir::AttrType::kInt:
+      return a.i == b.i;
+    case ir::AttrType::kFloat:
+      return a.f == b.f;
+    case ir::AttrType::kString:
+      return a.s == b.s;
+    case ir::AttrType::kInts:
+      return a.ints == b.ints;
+    case ir::AttrType::kFloats:
+      return a.floats == b.floats;
+    case ir::AttrType::kStrings:
+      return a.strings == b.strings;
+    default:
+      return false;
+  }
+}
+
+std::string AttrValueString(const ir::Attribute& a) {
+  auto join = [](const auto& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) s += ",";
+      if constexpr (std::is_same_v<std::decay_t<decltype(v[0])>, std::string>) {
+        s += "'" + v[i] + "'";
+      } else {
+        std::ostringstream os;
+        os << v[i];
+        s += os.str();
+      }
+    }
+    return s + "]";
+  };
+  switch (a.type) {
+    case ir::AttrType::kInt:
+      return std::to_string(a.i);
+    case ir::AttrType::kFloat: {
+      std::ostringstream os;
+      os << a.f;
+      return os.str();
+    }
+    case ir::AttrType::kString:
+      return "'" + a.s + "'";
+    case ir::AttrType::kInts:
+      return join(a.ints);
+    case ir::AttrType::kFloats:
+      return join(a.floats);
+    case ir::AttrType::kStrings:
+      return join(a.strings);
+    default:
+      return std::string("<") + ir::AttrTypeName(a.type) + ">";
+  }
+}
+
+int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what) {
+  if (axis < -rank || axis >= rank) {
+    Refuse(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::string NodeBase(const ir::Node& node) { return node.name().empty() ? node.op_type() : node.name(); }
+
+std::vector<ir::Value*> InputsResized(const ir::Node& node, size_t n) {
+  std::vector<ir::Value*> out = node.inputs();
+  out.resize(n, nullptr);
+  return out;
+}
+
+std::vector<ir::Value*> TrimInputs(std::vector<ir::Value*> inputs) {
+  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  return inputs;
+}
+
+}  // namespace ferry::convert
