@@ -152,11 +152,11 @@ DataType ElemType(const ir::Value* v);
 // True when the value has readers (nodes, subgraphs) or is a graph output.
 bool IsUsed(const ir::Value* v);
 
-ir::Attribute IntAttr(std::string name, int64_t v);
-ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v);
-ir::Attribute FloatAttr(std::string name, float v);
-ir::Attribute FloatsAttr(std::string name, std::vector<float> v);
-ir::Attribute StringAttr(std::string name, std::string v);
+using ir::FloatAttr;  // the attribute constructors (ir/attribute.h)
+using ir::FloatsAttr;
+using ir::IntAttr;
+using ir::IntsAttr;
+using ir::StringAttr;
 // The node's attributes without those named.
 std::vector<ir::Attribute> AttrsWithout(const ir::Node& node, std::initializer_list<std::string_view> names);
 // Replaces (or adds) attribute `a` in `attrs`.

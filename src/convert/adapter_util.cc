@@ -482,46 +482,6 @@ bool IsUsed(const ir::Value* v) {
   return std::find(out.begin(), out.end(), v) != out.end();
 }
 
-ir::Attribute IntAttr(std::string name, int64_t v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute FloatAttr(std::string name, float v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
-ir::Attribute FloatsAttr(std::string name, std::vector<float> v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
-
-ir::Attribute StringAttr(std::string name, std::string v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kString;
-  a.s = std::move(v);
-  return a;
-}
-
 std::vector<ir::Attribute> AttrsWithout(const ir::Node& node, std::initializer_list<std::string_view> names) {
   std::vector<ir::Attribute> out;
   for (const ir::Attribute& a : node.attributes()) {

@@ -55,4 +55,11 @@ struct Attribute {
   std::vector<TypeInfo> tps;
 };
 
+// Constructors of the common attribute kinds, for rewrites that make nodes (passes, opset adapters, legalization).
+Attribute IntAttr(std::string name, int64_t v);
+Attribute IntsAttr(std::string name, std::vector<int64_t> v);
+Attribute FloatAttr(std::string name, float v);
+Attribute FloatsAttr(std::string name, std::vector<float> v);
+Attribute StringAttr(std::string name, std::string v);
+
 }  // namespace ferry::ir

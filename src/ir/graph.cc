@@ -249,6 +249,25 @@ void Graph::RemoveInitializer(Value* value) {
   RemoveValue(value);
 }
 
+std::string Graph::UniqueValueName(const std::string& base) const {
+  if (!LookupValue(base)) return base;
+  for (int i = 2;; ++i) {
+    std::string name = base + "_" + std::to_string(i);
+    if (!LookupValue(name)) return name;
+  }
+}
+
+std::string Graph::UniqueNodeName(const std::string& base) const {
+  auto taken = [&](const std::string& n) {
+    return std::any_of(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p->name() == n; });
+  };
+  if (!taken(base)) return base;
+  for (int i = 2;; ++i) {
+    std::string name = base + "_" + std::to_string(i);
+    if (!taken(name)) return name;
+  }
+}
+
 std::vector<Value*> Graph::RequiredInputs() const {
   std::vector<Value*> out;
   for (Value* v : inputs_) {

@@ -124,6 +124,10 @@ class Graph {
   Value* FindValue(std::string_view name) const;
   // Value defined in this graph or any enclosing graph, or nullptr.
   Value* LookupValue(std::string_view name) const;
+  // A value name not defined here or in an enclosing graph: `base`, else `base_2`, `base_3`...
+  std::string UniqueValueName(const std::string& base) const;
+  // A node name no node of this graph has: `base`, else `base_2`, `base_3`...
+  std::string UniqueNodeName(const std::string& base) const;
 
   Node* AddNode(std::string name, std::string op_type, std::string domain, std::vector<Value*> inputs,
                 std::vector<Value*> outputs, std::vector<Attribute> attributes = {});

@@ -20,25 +20,6 @@ bool IsGraphInput(const ir::Graph& g, const ir::Value* v) {
   return std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
 }
 
-std::string UniqueValueName(const ir::Graph& graph, const std::string& base) {
-  if (!graph.LookupValue(base)) return base;
-  for (int i = 2;; ++i) {
-    std::string name = base + "_" + std::to_string(i);
-    if (!graph.LookupValue(name)) return name;
-  }
-}
-
-std::string UniqueNodeName(const ir::Graph& graph, const std::string& base) {
-  auto taken = [&](const std::string& n) {
-    return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const auto& p) { return p->name() == n; });
-  };
-  if (!taken(base)) return base;
-  for (int i = 2;; ++i) {
-    std::string name = base + "_" + std::to_string(i);
-    if (!taken(name)) return name;
-  }
-}
-
 // A tensor of element type `t` holding `values` (converted).
 Tensor MakeTensor(DataType t, const std::vector<int64_t>& dims, const std::vector<double>& values) {
   Tensor out(t, Shape(dims.begin(), dims.end()));
@@ -93,38 +74,6 @@ bool IsFloatType(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
-ir::Attribute IntAttr(std::string name, int64_t v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute FloatAttr(std::string name, float v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
-ir::Attribute StringAttr(std::string name, std::string v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kString;
-  a.s = std::move(v);
-  return a;
-}
-
 void FillKeptType(const ir::Node& node) {
   ir::Value* y = node.output(0);
   const ir::Value* x = node.input(0);
@@ -152,8 +101,8 @@ std::string Builder::Name(const std::string& what) const {
 ir::Value* Builder::Op(const std::string& op, std::vector<ir::Value*> inputs, std::vector<ir::Attribute> attributes,
                        DataType out) {
   if (out == DataType::kUndefined && !inputs.empty()) out = TypeOf(inputs[0]);
-  ir::Value* y = graph_.AddValue(UniqueValueName(graph_, Name(op)), ir::TypeInfo::Tensor(out));
-  ir::Node* n = graph_.AddNode(UniqueNodeName(graph_, Name(op)), op, "", std::move(inputs), {y},
+  ir::Value* y = graph_.AddValue(graph_.UniqueValueName(Name(op)), ir::TypeInfo::Tensor(out));
+  ir::Node* n = graph_.AddNode(graph_.UniqueNodeName(Name(op)), op, "", std::move(inputs), {y},
                                std::move(attributes));
   n->set_opset(opset_);
   created_.push_back(n);
@@ -161,7 +110,7 @@ ir::Value* Builder::Op(const std::string& op, std::vector<ir::Value*> inputs, st
 }
 
 ir::Value* Builder::Constant(DataType t, const std::vector<int64_t>& dims, const std::vector<double>& values) {
-  return graph_.AddInitializer(UniqueValueName(graph_, Name("c")),
+  return graph_.AddInitializer(graph_.UniqueValueName(Name("c")),
                                std::make_shared<const ferry::Tensor>(MakeTensor(t, dims, values)));
 }
 
@@ -176,7 +125,7 @@ ir::Value* Builder::Int64s(const std::vector<int64_t>& v) {
   if (c) return c;
   auto t = std::make_shared<const ferry::Tensor>(
       ferry::Tensor::FromVector(DataType::kInt64, Shape{static_cast<int64_t>(v.size())}, v));
-  return c = graph_.AddInitializer(UniqueValueName(graph_, Name("c")), std::move(t));
+  return c = graph_.AddInitializer(graph_.UniqueValueName(Name("c")), std::move(t));
 }
 
 ir::Value* Builder::Reduce(const std::string& op, ir::Value* x, const std::vector<int64_t>& axes) {
@@ -314,7 +263,7 @@ std::vector<ir::Node*> Decompose(ir::Model& model, ir::Graph& graph, ir::Node* n
                      !IsGraphOutput(graph, r) && !IsGraphInput(graph, r) && !moved.count(r) &&
                      std::none_of(moved.begin(), moved.end(), [&](const auto& kv) { return kv.second == r; });
     if (!own) {
-      ir::Node* n = graph.AddNode(UniqueNodeName(graph, (node->name().empty() ? d.op : o->name()) + "/Identity"),
+      ir::Node* n = graph.AddNode(graph.UniqueNodeName((node->name().empty() ? d.op : o->name()) + "/Identity"),
                                   "Identity", "", {r}, {o});
       n->set_opset(opset);
       created.push_back(n);

@@ -137,9 +137,9 @@ int64_t DimOf(const ir::Value* v, int64_t i);
 // The element type of the value (kUndefined when unknown).
 DataType TypeOf(const ir::Value* v);
 bool IsFloatType(DataType t);  // float, double, float16, bfloat16
-ir::Attribute IntAttr(std::string name, int64_t v);
-ir::Attribute IntsAttr(std::string name, std::vector<int64_t> v);
-ir::Attribute FloatAttr(std::string name, float v);
-ir::Attribute StringAttr(std::string name, std::string v);
+using ir::FloatAttr;  // the attribute constructors (ir/attribute.h)
+using ir::IntAttr;
+using ir::IntsAttr;
+using ir::StringAttr;
 
 }  // namespace ferry::legalize

@@ -33,14 +33,6 @@ bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() &
 
 bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
 
-ir::Attribute FloatAttr(std::string name, float v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
 // What one attention core is made of, gathered before anything is rewritten.
 struct Match {
   std::vector<ir::Node*> nodes;  // every node replaced, the QK product first

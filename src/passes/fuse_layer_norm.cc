@@ -94,14 +94,6 @@ std::optional<Shape> NormShape(const ir::Value* x, int64_t k, size_t* rank) {
   return s;
 }
 
-ir::Attribute FloatAttr(std::string name, float v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
 // The highest-priority backend (earliest in ctx.backends) any of `nodes` runs on; nullptr when one of them has
 // none (frozen, or no backend supports it).
 const Backend* HighestBackend(const PassContext& ctx, const std::vector<ir::Node*>& nodes) {

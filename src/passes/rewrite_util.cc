@@ -6,25 +6,6 @@
 
 namespace ferry::passes {
 
-std::string UniqueValueName(const ir::Graph& graph, const std::string& base) {
-  if (!graph.LookupValue(base)) return base;
-  for (int i = 2;; ++i) {
-    std::string name = base + "_" + std::to_string(i);
-    if (!graph.LookupValue(name)) return name;
-  }
-}
-
-std::string UniqueNodeName(const ir::Graph& graph, const std::string& base) {
-  auto taken = [&](const std::string& n) {
-    return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const auto& p) { return p->name() == n; });
-  };
-  if (!taken(base)) return base;
-  for (int i = 2;; ++i) {
-    std::string name = base + "_" + std::to_string(i);
-    if (!taken(name)) return name;
-  }
-}
-
 std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v) {
   if (!v) return std::nullopt;
   if (const Tensor* t = v->initializer()) {
@@ -84,30 +65,6 @@ std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v) 
     case DataType::kDouble: return static_cast<float>(t->data<double>()[0]);
     default: return std::nullopt;
   }
-}
-
-ir::Attribute IntAttr(std::string name, int64_t v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute StringAttr(std::string name, std::string v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kString;
-  a.s = std::move(v);
-  return a;
-}
-
-ir::Attribute FloatsAttr(std::string name, std::vector<float> v) {
-  ir::Attribute a;
-  a.name = std::move(name);
-  a.type = ir::AttrType::kFloats;
-  a.floats = std::move(v);
-  return a;
 }
 
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,

@@ -11,9 +11,13 @@
 namespace ferry::passes {
 
 // A value name not defined in `graph` (or its enclosing graphs): `base`, else `base_2`, `base_3`...
-std::string UniqueValueName(const ir::Graph& graph, const std::string& base);
+inline std::string UniqueValueName(const ir::Graph& graph, const std::string& base) {
+  return graph.UniqueValueName(base);
+}
 // A node name no node of `graph` has.
-std::string UniqueNodeName(const ir::Graph& graph, const std::string& base);
+inline std::string UniqueNodeName(const ir::Graph& graph, const std::string& base) {
+  return graph.UniqueNodeName(base);
+}
 
 // The value's dims (static, symbolic or unknown) when it is a tensor of known rank.
 std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
@@ -31,10 +35,12 @@ const Tensor* ConstantOf(const ir::Graph& graph, const ir::Value* v);
 // A constant float scalar (rank 0, or one element), as float.
 std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v);
 
-// Attribute constructors.
-ir::Attribute IntAttr(std::string name, int64_t v);
-ir::Attribute StringAttr(std::string name, std::string v);
-ir::Attribute FloatsAttr(std::string name, std::vector<float> v);
+// Attribute constructors (ir/attribute.h).
+using ir::FloatAttr;
+using ir::FloatsAttr;
+using ir::IntAttr;
+using ir::IntsAttr;
+using ir::StringAttr;
 
 // Adds a node of Ferry's own domain (ai.ferry, opset 1) and makes sure the model imports that domain.
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,
