@@ -40,23 +40,7 @@ namespace avx512 {
 using V = simd::F32x16;
 #include "kernels/cpu/simd_kernels.inc"
 #include "kernels/cpu/softmax_kernels.inc"
-
-// Adds the mask to `rows` rows of n scores (row stride n) and normalizes each; mask row i at mask + i * row_stride,
-// its elements col_stride (0 or 1) apart.
-void MaskedSoftmaxRows(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride) {
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = s + i * n;
-    if (mask) {
-      const float* m = mask + i * row_stride;
-      if (col_stride != 0) {
-        RowVV<AddOp>(row, m, row, n);
-      } else {
-        RowVS<AddOp>(row, *m, row, n);
-      }
-    }
-    SoftmaxRow<false>(row, row, n);
-  }
-}
+#include "kernels/cpu/attention_kernels.inc"
 }  // namespace avx512
 #pragma GCC pop_options
 
@@ -66,21 +50,7 @@ namespace avx2 {
 using V = simd::F32x8;
 #include "kernels/cpu/simd_kernels.inc"
 #include "kernels/cpu/softmax_kernels.inc"
-
-void MaskedSoftmaxRows(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride) {
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = s + i * n;
-    if (mask) {
-      const float* m = mask + i * row_stride;
-      if (col_stride != 0) {
-        RowVV<AddOp>(row, m, row, n);
-      } else {
-        RowVS<AddOp>(row, *m, row, n);
-      }
-    }
-    SoftmaxRow<false>(row, row, n);
-  }
-}
+#include "kernels/cpu/attention_kernels.inc"
 }  // namespace avx2
 #pragma GCC pop_options
 
@@ -125,13 +95,6 @@ class Attention : public OpKernel {
     const Tensor& v = ctx.required_input(2);
     const Tensor* mask = ctx.input(3);
     const std::string what = ctx.Describe();
-    const std::pair<const Tensor*, const char*> typed[] = {{&q, "Q"}, {&k, "K"}, {&v, "V"}, {mask, "mask"}};
-    for (const auto& [t, name] : typed) {
-      if (t && t->dtype() != DataType::kFloat) {
-        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
-                                   ", expected float");
-      }
-    }
     const ref::AttentionPlan p = ref::PlanAttention(q, k, v, mask, k_transposed_, what);
     if (p.sk == 0) {  // softmax over no keys: P V sums nothing
       ctx.Output(0, DataType::kFloat, p.out_shape);

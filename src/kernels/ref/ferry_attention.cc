@@ -20,6 +20,13 @@ namespace ferry::ref {
 
 AttentionPlan PlanAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool k_transposed,
                             const std::string& what) {
+  const std::pair<const Tensor*, const char*> typed[] = {{&q, "Q"}, {&k, "K"}, {&v, "V"}, {mask, "mask"}};
+  for (const auto& [t, name] : typed) {
+    if (t && t->dtype() != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
+                                 ", expected float");
+    }
+  }
   auto shapes = [&] {
     return "Q " + ShapeToString(q.shape()) + ", K " + ShapeToString(k.shape()) +
            (k_transposed ? " (k_transposed = 1)" : "") + ", V " + ShapeToString(v.shape()) +
@@ -109,13 +116,6 @@ class FerryAttention : public OpKernel {
     const Tensor& v = ctx.required_input(2);
     const Tensor* mask = ctx.input(3);
     const std::string what = ctx.Describe();
-    const std::pair<const Tensor*, const char*> typed[] = {{&q, "Q"}, {&k, "K"}, {&v, "V"}, {mask, "mask"}};
-    for (const auto& [t, name] : typed) {
-      if (t && t->dtype() != DataType::kFloat) {
-        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
-                                   ", expected float");
-      }
-    }
     const AttentionPlan p = PlanAttention(q, k, v, mask, k_transposed_, what);
     Tensor& y = ctx.Output(0, DataType::kFloat, p.out_shape);  // zeros: what P V is when Sk = 0
     if (y.size() == 0 || p.sk == 0) return;

@@ -24,7 +24,7 @@ struct AttentionPlan {
   int64_t batch() const { return static_cast<int64_t>(q_offsets.size()); }
 };
 
-// Checks Q [..., Sq, Dh], K [..., Sk, Dh] (k_transposed: [..., Dh, Sk]), V [..., Sk, Dv] and the mask (its last two
+// Checks that Q, K, V and the mask are float, and Q [..., Sq, Dh], K [..., Sk, Dh] (k_transposed: [..., Dh, Sk]), V [..., Sk, Dv] and the mask (its last two
 // dims 1 or Sq / Sk, its leading dims broadcasting with the others'); throws InvalidArgumentError naming `what`
 // and the shapes otherwise.
 AttentionPlan PlanAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool k_transposed,
