@@ -6,23 +6,8 @@ FERRY="$1"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-passes=0
-
-expect() {  # expect NAME WANT_RC PATTERN -- CMD...
-  local name="$1" want="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL $name: exit $rc, want $want"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  echo "PASS $name"; passes=$((passes + 1))
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 M="$ROOT/models/quickstart_cnn.onnx"
 expect run_with_input 0 'logits: float32 \[1,10\]  min' -- \

@@ -15,23 +15,8 @@ if ! "$PY" -c 'import onnx, numpy' >/dev/null 2>&1; then
 fi
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-passes=0
-
-expect() {  # expect NAME WANT_RC PATTERN -- CMD...
-  local name="$1" want="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$(timeout 300 "$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL $name: exit $rc, want $want"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  if ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  echo "PASS $name"; passes=$((passes + 1))
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 # same.py DIR_A DIR_B: every .npy in A has a twin in B within 1e-4.
 cat >"$TMP/same.py" <<'EOF'
