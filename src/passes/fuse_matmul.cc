@@ -7,9 +7,11 @@
 // an Identity (exporters share weights that way), is passed as a new [N] initializer. Activations: those of
 // MatchActivation (fusion_util.h), including ai.ferry::Gelu, which fuse_gelu (run before this pass) makes of the
 // erf formula. Only for float, an Add of opset 7 on (numpy broadcasting), when each intermediate has no other
-// reader, and when the fused node runs where the MatMul would.
+// reader, and when the fused node runs where the MatMul would. Also Gemm(A, B, C) {transA 0, alpha 1, beta 1}
+// followed by an activation, with B and C constants (FuseGemm below: B transposed once when transB = 1).
 #include <memory>
 
+#include "passes/cleanup_util.h"
 #include "passes/fusion_util.h"
 #include "passes/pass_list.h"
 #include "passes/rewrite_util.h"
@@ -59,22 +61,26 @@ class FuseMatMul : public Pass {
   std::string_view name() const override { return "fuse_matmul"; }
   int level() const override { return 2; }
   std::string_view summary() const override {
-    return "MatMul(A, B) [+ constant bias C of shape [N]] [-> activation] => ai.ferry::FusedMatMul(A, B, C) with"
-           " that `activation`. Identity: act(A B + C) evaluated on each product element as it is written "
-           "(oneDNN bias and eltwise post-ops); exact up to float re-association.";
+    return "MatMul(A, B) [+ constant bias C of shape [N]] [-> activation], and Gemm(A, B, C) -> activation, => "
+           "ai.ferry::FusedMatMul(A, B, C) with that `activation`. Identity: act(A B + C) evaluated on each product "
+           "element as it is written (oneDNN bias and eltwise post-ops); exact up to float re-association.";
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
     ir::Graph& g = *model.graph;
-    std::vector<ir::Node*> matmuls;
+    std::vector<ir::Node*> matmuls, gemms;
     for (const auto& n : g.nodes()) {
       if (IsOp(n.get(), "MatMul") && n->num_inputs() == 2 && IsFloat(n->input(0)) && IsFloat(n->input(1)) &&
           IsFloat(n->output(0))) {
         matmuls.push_back(n.get());
       }
+      if (IsOp(n.get(), "Gemm") && n->num_inputs() >= 2 && IsFloat(n->input(0)) && IsFloat(n->output(0))) {
+        gemms.push_back(n.get());
+      }
     }
     bool changed = false;
     for (ir::Node* mm : matmuls) changed = Fuse(model, g, ctx, mm) || changed;
+    for (ir::Node* gemm : gemms) changed = FuseGemm(model, g, ctx, gemm) || changed;
     if (changed) g.TopologicalSort();
     return changed;
   }
@@ -110,6 +116,68 @@ class FuseMatMul : public Pass {
     }
     if (fresh && done) g.AddInitializer(fresh->name(), std::make_shared<const Tensor>(bias.tensor->Reshaped({bias.n})));
     if (fresh && !done) g.RemoveValue(fresh);
+    return done;
+  }
+
+  // Gemm(A, B, C) {transA = 0, alpha = 1, beta = 1} -> activation  =>  FusedMatMul(A, B', C') with that
+  // activation. Identity: Gemm computes A op(B) + C, so act(Gemm(A, B, C)) = act(A B' + C') with B' = op(B) (B
+  // itself, or its transpose [K, N] as a new initializer when transB = 1) and C' = C as [N]; exact up to float
+  // re-association. Only with B constant, C absent or a constant [N] / [1, N], and an activation to absorb (a
+  // Gemm alone already runs packed with its bias on cpu).
+  static bool FuseGemm(ir::Model& model, ir::Graph& g, const PassContext& ctx, ir::Node* gemm) {
+    const ir::Attribute* trans_a = gemm->attr("transA");
+    const ir::Attribute* trans_b = gemm->attr("transB");
+    const ir::Attribute* alpha = gemm->attr("alpha");
+    const ir::Attribute* beta = gemm->attr("beta");
+    if ((trans_a && (trans_a->type != ir::AttrType::kInt || trans_a->i != 0)) ||
+        (trans_b && trans_b->type != ir::AttrType::kInt) || (alpha && (alpha->type != ir::AttrType::kFloat ||
+                                                                       alpha->f != 1.0f)) ||
+        (beta && (beta->type != ir::AttrType::kFloat || beta->f != 1.0f)) || gemm->num_outputs() != 1) {
+      return false;
+    }
+    const bool transposed = trans_b && trans_b->i != 0;
+    const Tensor* b = ConstantOf(g, gemm->input(1));
+    if (!b || b->dtype() != DataType::kFloat || b->rank() != 2) return false;
+    const int64_t k = transposed ? b->dim(1) : b->dim(0), n = transposed ? b->dim(0) : b->dim(1);
+    const Tensor* c = gemm->num_inputs() > 2 && gemm->input(2) ? ConstantOf(g, gemm->input(2)) : nullptr;
+    if (gemm->num_inputs() > 2 && gemm->input(2) &&
+        (!c || c->dtype() != DataType::kFloat || c->rank() < 1 || c->rank() > 2 || c->shape().back() != n ||
+         (c->rank() == 2 && c->dim(0) != 1))) {
+      return false;
+    }
+    ActivationMatch act;
+    if (!MatchActivation(g, gemm->output(0), &act)) return false;
+    ir::Value* b_value = gemm->input(1);
+    ir::Value* old_b = gemm->input(1);
+    ir::Value* old_c = gemm->num_inputs() > 2 ? gemm->input(2) : nullptr;
+    ir::Value* fresh_b = nullptr;
+    if (transposed) {
+      fresh_b = g.AddValue(UniqueValueName(g, b_value->name() + "_t"), FloatTensorType({k, n}));
+      b_value = fresh_b;
+    }
+    std::vector<ir::Value*> inputs{gemm->input(0), b_value};
+    ir::Value* fresh_c = nullptr;
+    if (c) {
+      fresh_c = c->rank() == 1 ? nullptr : g.AddValue(UniqueValueName(g, gemm->input(2)->name() + "_bias"),
+                                                       FloatTensorType({n}));
+      inputs.push_back(fresh_c ? fresh_c : gemm->input(2));
+    }
+    const bool done = ReplaceWithFused(model, g, ctx, "FusedMatMul", gemm, act.nodes, inputs, act.output,
+                                       act.Attributes(), /*keep_anchor_attributes=*/false) != nullptr;
+    if (done && fresh_b) {
+      Tensor t(DataType::kFloat, {k, n});
+      const float* src = b->data<float>();
+      float* dst = t.data<float>();
+      for (int64_t i = 0; i < k; ++i) {
+        for (int64_t j = 0; j < n; ++j) dst[i * n + j] = src[j * k + i];
+      }
+      g.AddInitializer(fresh_b->name(), std::make_shared<const Tensor>(std::move(t)));
+    }
+    if (done && fresh_c) g.AddInitializer(fresh_c->name(), std::make_shared<const Tensor>(c->Reshaped({n})));
+    if (done) RemoveUnreadInitializers(g, {old_b, old_c});
+    for (ir::Value* v : {fresh_b, fresh_c}) {
+      if (v && !done) g.RemoveValue(v);
+    }
     return done;
   }
 };

@@ -103,9 +103,9 @@ bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m) {
 
 ir::Node* ReplaceWithFused(ir::Model& model, ir::Graph& graph, const PassContext& ctx, const std::string& op,
                            ir::Node* anchor, const std::vector<ir::Node*>& absorbed, std::vector<ir::Value*> inputs,
-                           ir::Value* output, std::vector<ir::Attribute> extra) {
+                           ir::Value* output, std::vector<ir::Attribute> extra, bool keep_anchor_attributes) {
   std::vector<ir::Attribute> attrs;
-  for (const ir::Attribute& a : anchor->attributes()) {
+  for (const ir::Attribute& a : keep_anchor_attributes ? anchor->attributes() : std::vector<ir::Attribute>{}) {
     bool replaced = false;
     for (const ir::Attribute& e : extra) replaced = replaced || e.name == a.name;
     if (!replaced) attrs.push_back(a);

@@ -45,8 +45,9 @@ bool MatchActivation(const ir::Graph& g, ir::Value* y, ActivationMatch* m);
 // named after the anchor, with the anchor's attributes plus `extra` (an attribute of the same name replaces the
 // anchor's), reading `inputs` and writing `output` (the last absorbed node's output). Does nothing and returns
 // nullptr unless the fused node would run on the backend that runs `anchor` and none of the nodes is frozen.
+// With keep_anchor_attributes false the fused node gets `extra` only (the anchor's attributes mean nothing to it).
 ir::Node* ReplaceWithFused(ir::Model& model, ir::Graph& graph, const PassContext& ctx, const std::string& op,
                            ir::Node* anchor, const std::vector<ir::Node*>& absorbed, std::vector<ir::Value*> inputs,
-                           ir::Value* output, std::vector<ir::Attribute> extra);
+                           ir::Value* output, std::vector<ir::Attribute> extra, bool keep_anchor_attributes = true);
 
 }  // namespace ferry::passes
