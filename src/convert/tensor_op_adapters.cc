@@ -63,8 +63,10 @@ ir::Node* ReshapeDown14(ConversionContext&, ir::Node* n, const Step& step) {
 
 ir::Node* ShapeDown15(ConversionContext& ctx, ir::Node* n, const Step& step) {
   const int64_t start = n->GetInt("start", 0);
-  const ir::Attribute* end = n->attr("end");
-  if (start == 0 && !end) {
+  const bool has_end = n->attr("end") != nullptr;
+  // Read before Rebuild, which deletes `n` and its attributes.
+  const int64_t end = has_end ? n->GetInt("end", INT64_MAX) : INT64_MAX;
+  if (start == 0 && !has_end) {
     n->mutable_attributes() = AttrsWithout(*n, {"start"});
     GenericStep(*n, step);
     return n;
@@ -74,7 +76,7 @@ ir::Node* ShapeDown15(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Value* full = ctx.NewValue(g, (y ? y->name() : NodeBase(*n)) + "_full");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), n->inputs(), {full}, AttrsWithout(*n, {"start", "end"}));
   ir::Value* starts = ctx.Int64Constant(g, NodeBase(*r) + "_start", {start});
-  ir::Value* ends = ctx.Int64Constant(g, NodeBase(*r) + "_end", {end ? end->i : INT64_MAX});
+  ir::Value* ends = ctx.Int64Constant(g, NodeBase(*r) + "_end", {end});
   if (y) ctx.AddNode(g, NodeBase(*r) + "_slice", "Slice", {full, starts, ends}, {y}, {}, 13);
   GenericStep(*r, step);
   return r;

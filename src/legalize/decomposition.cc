@@ -243,6 +243,7 @@ std::vector<ir::Node*> Decompose(ir::Model& model, ir::Graph& graph, ir::Node* n
     }
   }
   if (d.keeps_shape) FillKeptType(*node);
+  const std::string node_name = node->name();  // RemoveNode deletes the node
   graph.RemoveNode(node);
 
   // Each original output value is now produced by the replacement: the node that made the result is re-made
@@ -263,7 +264,7 @@ std::vector<ir::Node*> Decompose(ir::Model& model, ir::Graph& graph, ir::Node* n
                      !IsGraphOutput(graph, r) && !IsGraphInput(graph, r) && !moved.count(r) &&
                      std::none_of(moved.begin(), moved.end(), [&](const auto& kv) { return kv.second == r; });
     if (!own) {
-      ir::Node* n = graph.AddNode(graph.UniqueNodeName((node->name().empty() ? d.op : o->name()) + "/Identity"),
+      ir::Node* n = graph.AddNode(graph.UniqueNodeName((node_name.empty() ? d.op : o->name()) + "/Identity"),
                                   "Identity", "", {r}, {o});
       n->set_opset(opset);
       created.push_back(n);
