@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+from compare_ort import max_rel_diff  # the same output comparison as the ORT benchmark
 
 
 def run_level(args, model_dir, info, level, out_dir):
@@ -27,15 +27,6 @@ def run_level(args, model_dir, info, level, out_dir):
            "-O", str(level), "--json", "--profile", "--output-dir", out_dir]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
-
-
-def max_rel_diff(a_dir, b_dir, names):
-    worst = 0.0
-    for n in names:
-        a, b = np.load(os.path.join(a_dir, n + ".npy")), np.load(os.path.join(b_dir, n + ".npy"))
-        scale = max(float(np.abs(b).max()), 1e-6)
-        worst = max(worst, float(np.abs(a.astype(np.float64) - b).max()) / scale)
-    return worst
 
 
 def main():

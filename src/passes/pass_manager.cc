@@ -91,21 +91,25 @@ std::string FormatOpDelta(const std::map<std::string, int>& delta) {
   return out;
 }
 
+void CheckPassNames(const std::set<std::string, std::less<>>& names, const std::string& what) {
+  for (const std::string& d : names) {
+    bool known = false;
+    std::string all;
+    for (const auto& p : AllPasses()) {
+      known = known || p->name() == d;
+      all += (all.empty() ? "" : ", ") + std::string(p->name());
+    }
+    if (!known) throw InvalidArgumentError(what + "unknown pass '" + d + "' (passes: " + all + ")");
+  }
+}
+
 PassReport OptimizeModel(ir::Model& model, const PassContext& ctx) {
   if (ctx.level < 0 || ctx.level > kMaxLevel) {
     throw InvalidArgumentError("optimization level " + std::to_string(ctx.level) + " is not one of 0.." +
                                std::to_string(kMaxLevel));
   }
   const auto& passes = AllPasses();
-  for (const std::string& d : ctx.disabled) {
-    bool known = false;
-    std::string names;
-    for (const auto& p : passes) {
-      known = known || p->name() == d;
-      names += (names.empty() ? "" : ", ") + std::string(p->name());
-    }
-    if (!known) throw InvalidArgumentError("unknown pass '" + d + "' (passes: " + names + ")");
-  }
+  CheckPassNames(ctx.disabled);
   PassReport report;
   report.level = ctx.level;
   if (ctx.instrument) ctx.instrument(nullptr, model);

@@ -45,6 +45,10 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses();
 inline constexpr int kDefaultLevel = 3;
 inline constexpr int kMaxLevel = 3;
 
+// Throws InvalidArgumentError, prefixed by `what` ("" or e.g. "--disable: "), for a name in `names` that is no
+// pass's, listing the known ones.
+void CheckPassNames(const std::set<std::string, std::less<>>& names, const std::string& what = "");
+
 // Runs the passes on the model's top graph. Throws InvalidArgumentError for a level outside 0..kMaxLevel or an
 // unknown pass name in ctx.disabled (listing the known ones).
 PassReport OptimizeModel(ir::Model& model, const PassContext& ctx);

@@ -67,15 +67,7 @@ void ValidateOptimizeOptions(const OptimizeOptions& options) {
     throw InvalidArgumentError("--level " + std::to_string(options.level) + ": the optimization level is one of 0.." +
                                std::to_string(passes::kMaxLevel));
   }
-  for (const std::string& d : options.disabled) {
-    bool known = false;
-    std::string names;
-    for (const auto& p : passes::AllPasses()) {
-      known = known || p->name() == d;
-      names += (names.empty() ? "" : ", ") + std::string(p->name());
-    }
-    if (!known) throw InvalidArgumentError("--disable: unknown pass '" + d + "' (passes: " + names + ")");
-  }
+  passes::CheckPassNames({options.disabled.begin(), options.disabled.end()}, "--disable: ");
   if (!options.targets.empty()) runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
   if (options.legalize && options.targets.empty()) {
     throw InvalidArgumentError("--legalize needs a --target: it rewrites what those backends have no kernel for");
