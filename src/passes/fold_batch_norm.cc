@@ -25,8 +25,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
-
 // The value of an int attribute, `def` when absent, nullopt when it has another type.
 std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t def) {
   const ir::Attribute* a = n.attr(name);

@@ -29,8 +29,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
-
 bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
 
 // What one attention core is made of, gathered before anything is rewritten.

@@ -19,8 +19,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
-
 bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
 
 // The bias an Add after a MatMul adds: the constant tensor, and the value holding it when that is already [N].

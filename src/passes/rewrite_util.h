@@ -25,6 +25,9 @@ std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
 bool SameShape(const ir::Value* a, const ir::Value* b);
 ir::TypeInfo FloatTensorType(const std::vector<int64_t>& dims);
 
+// Whether `n` is a node of the ONNX domain's op `op` (false for nullptr).
+inline bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
+
 bool IsGraphOutput(const ir::Graph& graph, const ir::Value* v);
 // The single node reading `v`, when exactly one node reads it and it is not a graph output.
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
