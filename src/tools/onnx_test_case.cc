@@ -49,7 +49,7 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> OnnxTestCaseOps(const OnnxTestCase& c) {
+OnnxTestCaseModel ReadOnnxTestCaseModel(const OnnxTestCase& c) {
   onnx::ModelProto m;
   std::string bytes;
   try {
@@ -60,7 +60,11 @@ std::vector<std::string> OnnxTestCaseOps(const OnnxTestCase& c) {
   if (!m.ParseFromString(bytes)) return {};
   std::set<std::string> ops;
   CollectOps(m.graph(), ops);
-  return {ops.begin(), ops.end()};
+  OnnxTestCaseModel out{{ops.begin(), ops.end()}, 0};
+  for (const auto& o : m.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") out.opset = static_cast<int>(o.version());
+  }
+  return out;
 }
 
 Value LoadPbValue(const std::string& path, const std::string& kind) {

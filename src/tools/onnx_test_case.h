@@ -20,9 +20,14 @@ struct OnnxTestCase {
 // Every case folder under `data_dir` (sorted by name). `category` defaults to the folder's name.
 std::vector<OnnxTestCase> ListOnnxTestCases(const std::string& data_dir);
 
-// Op types used by the case's model (top graph and subgraphs, "domain::Op" outside ai.onnx), sorted, unique.
-// Returns an empty list when the model cannot be parsed.
-std::vector<std::string> OnnxTestCaseOps(const OnnxTestCase& c);
+// What the case's model is made of: the op types it uses (top graph and subgraphs, "domain::Op" outside
+// ai.onnx; sorted, unique) and the opset it imports for the default domain (0 when it imports none). Both are
+// empty/0 when the model cannot be parsed.
+struct OnnxTestCaseModel {
+  std::vector<std::string> ops;
+  int opset = 0;
+};
+OnnxTestCaseModel ReadOnnxTestCaseModel(const OnnxTestCase& c);
 
 // Runs every data set of `c` on a session over `backends`; returns "" on success, else the failure reason.
 // Throws ferry::Error for load/run failures (the caller reports them).
