@@ -1,14 +1,16 @@
 // Attention (opsets 23, 24): scaled dot-product attention with the ONNX function body's semantics.
 //   Q [B, Hq, Sq, D] or [B, Sq, Hq*D] (3-D needs q_num_heads / kv_num_heads), K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]
-//   (or 3-D), optional attn_mask (bool: true = attend; or additive float) broadcast to [B, Hq, Sq, Stotal] and
-//   padded with -inf / false when its last dim is shorter, past_key / past_value [B, Hkv, Spast, D] prepended to K/V
-//   (present_key / present_value outputs), nonpad_kv_seqlen [B] (opset 24: keys at or past it are masked).
+//   (or 3-D), optional attn_mask (bool: true = attend; or additive float / integer) broadcast to [B, Hq, Sq, Stotal]
+//   and padded with -inf / false when its last dim is shorter, past_key / past_value [B, Hkv, Spast, D] prepended to
+//   K/V (present_key / present_value outputs), nonpad_kv_seqlen [B] (opset 24: keys at or past it are masked).
 //   GQA: query head h reads kv head h / (Hq / Hkv).
 // Per (batch, head, query row): s = (q . k) * scale (default 1/sqrt(D)); softcap c > 0: s = c * tanh(s / c);
 // bias = mask + causal (-inf where j > i + offset; offset = Spast with a past, nonpad_kv_seqlen[b] - Sq with
 // nonpad_kv_seqlen, else 0) + padding; p = softmax(s + bias), except a row whose bias is -inf everywhere gets
 // p = 0; Y = p . V. qk_matmul_output: mode 0 = s before softcap, 1 = after softcap, 2 = after adding the bias,
 // 3 = p. Statistics and softmax run in float (double for double inputs), whatever softmax_precision says.
+// The spec describes bool and float masks only, though U allows the integer types; an integer mask is additive
+// like a float one (its values converted to float), as the ONNX reference computes it (attn_bias + attn_mask).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -145,8 +147,16 @@ class Attention : public OpKernel {
         for (int64_t i = 0; i < mask->size(); ++i) {
           mask_bias[static_cast<size_t>(i)] = p[i] ? 0.f : -std::numeric_limits<float>::infinity();
         }
-      } else {
+      } else if (mask->dtype() == DataType::kFloat || mask->dtype() == DataType::kDouble ||
+                 mask->dtype() == DataType::kFloat16 || mask->dtype() == DataType::kBFloat16) {
         mask_bias = ReadFloats<float>(*mask, what);
+      } else {
+        mask_bias.resize(static_cast<size_t>(mask->size()));
+        Dispatch(IntTypes{}, mask->dtype(), what + " input 'attn_mask'", [&](auto tag) {
+          using M = decltype(tag);
+          const M* p = mask->data<M>();
+          for (int64_t i = 0; i < mask->size(); ++i) mask_bias[static_cast<size_t>(i)] = static_cast<float>(p[i]);
+        });
       }
     }
 
@@ -267,7 +277,8 @@ class Attention : public OpKernel {
 }  // namespace
 
 void RegisterAttentionKernels(KernelRegistry& r) {
-  const std::vector<DataType> mask = dtypes::Concat({DataType::kBool}, dtypes::Floats());
+  const std::vector<DataType> mask =
+      dtypes::Concat(dtypes::Concat({DataType::kBool}, dtypes::Floats()), dtypes::Ints());
   // 23: inputs Q, K, V, attn_mask, past_key, past_value. 24 adds nonpad_kv_seqlen; the computation is shared.
   r.Add({.op = "Attention",
          .since = 23,

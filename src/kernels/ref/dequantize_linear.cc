@@ -1,7 +1,8 @@
 // DequantizeLinear (opsets 10, 13, 19, 21, 23, 24, 25): y = (x - x_zero_point) * x_scale, with the scale and zero
 // point per tensor, per axis (`axis`), or blocked along `axis` (`block_size`, opset 21+). x may be any quantized
 // type (8/16/32-bit integers, int4/uint4/int2/uint2, float8, float4e2m1). The output has the scale's type, or
-// `output_dtype` (opset 23+) when set.
+// `output_dtype` (opset 23+) when set. From opset 24 the scale may be float8e8m0 (the power of two 2^(code-127),
+// 0xFF = NaN; MX block scaling); y is never float8e8m0, so such a scale needs `output_dtype`.
 #include <cmath>
 #include <vector>
 
@@ -13,6 +14,18 @@
 
 namespace ferry::ref {
 namespace {
+
+const char kE8M0NeedsOutputDtype[] =
+    "x_scale of type float8e8m0 needs attribute output_dtype (y is float, float16 or bfloat16, never float8e8m0)";
+
+std::string DequantizeLinearPredicate(const ir::Node& node) {
+  const ir::Value* scale = node.input(1);
+  if (scale && scale->type().is_tensor() && scale->type().elem_type == DataType::kFloat8E8M0 &&
+      node.GetInt("output_dtype", 0) == 0) {
+    return std::string("DequantizeLinear: ") + kE8M0NeedsOutputDtype;
+  }
+  return "";
+}
 
 class DequantizeLinear : public OpKernel {
  public:
@@ -35,6 +48,9 @@ class DequantizeLinear : public OpKernel {
                                  ", x has " + std::string(DataTypeName(x.dtype())));
     }
     const DataType out_type = output_dtype_ != DataType::kUndefined ? output_dtype_ : scale.dtype();
+    if (out_type == DataType::kFloat8E8M0) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + kE8M0NeedsOutputDtype);
+    }
     const QuantLayout layout = MakeQuantLayout(x.shape(), scale, zp, axis_, block_size_, ctx.Describe(), "x_scale");
     const std::vector<double> s = QuantTensorAsDoubles(scale);
     const std::vector<double> z = zp ? QuantTensorAsDoubles(*zp) : std::vector<double>(s.size(), 0.0);
@@ -87,11 +103,16 @@ void RegisterDequantizeLinearKernels(KernelRegistry& r) {
       DataType::kInt2,         DataType::kFloat8E4M3FN,   DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
       DataType::kFloat8E5M2FNUZ, DataType::kFloat8E8M0,   DataType::kFloat4E2M1};
   // One computation serves every version; they differ in the type lists (T: x up to 19; T1: x, T2: scale from
-  // 21; T3: y from 23) and attributes (block_size 21, output_dtype 23).
+  // 21, with float8e8m0 from 24; T3: y from 23) and attributes (block_size 21, output_dtype 23).
   r.Add({.op = "DequantizeLinear",
          .since = 10,
-         .types = {{"T", quantized}, {"T1", quantized}, {"T2", dtypes::Floats()}, {"T3", dtypes::Floats()}},
-         .create = MakeKernel<DequantizeLinear>});
+         .types = {{"T", quantized},
+                   {"T1", quantized},
+                   {"T2", dtypes::Concat(dtypes::Floats(), {DataType::kFloat8E8M0})},
+                   {"T3", dtypes::Floats()}},
+         .create = MakeKernel<DequantizeLinear>,
+         .predicate = DequantizeLinearPredicate,
+         .constraints = "a float8e8m0 x_scale only with output_dtype set"});
 }
 
 }  // namespace ferry::ref

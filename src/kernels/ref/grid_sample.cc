@@ -5,6 +5,8 @@
 // (onnx/reference/ops/op_grid_sample.py): coordinates outside the border range are clamped (border) or
 // reflected (reflection) before interpolation, then each tap is fetched with the padding rule; nearest rounds
 // half to even in every rank (the ONNX volumetric test data expects that, not std::round).
+// X may be any type: complex interpolates its real and imaginary parts; bool and string only take samples
+// (mode nearest; zeros padding gives false / ""), the predicate refuses the interpolating modes for them.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/complex_types.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -58,11 +61,27 @@ T FromGsDouble(double v) {
   }
 }
 
+// The mode attribute as written (its default depends on the opset).
+std::string GsModeName(const ir::Node& node) {
+  return node.GetString("mode", node.opset() >= 20 ? "linear" : "bilinear");
+}
+
+std::string GridSamplePredicate(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const DataType t = x && x->type().is_tensor() ? x->type().elem_type : DataType::kUndefined;
+  const std::string mode = GsModeName(node);
+  if (!IsInterpolatable(t) && mode != "nearest") {
+    return "GridSample: mode=" + mode + " on tensor(" + std::string(DataTypeName(t)) +
+           ") is not defined; only nearest";
+  }
+  return "";
+}
+
 class GridSample : public OpKernel {
  public:
   explicit GridSample(const ir::Node& node)
       : opset_(node.opset()), align_corners_(node.GetInt("align_corners", 0) != 0) {
-    const std::string mode = node.GetString("mode", opset_ >= 20 ? "linear" : "bilinear");
+    const std::string mode = GsModeName(node);
     if (mode == "linear" || mode == "bilinear") {
       mode_ = GsMode::kLinear;
     } else if (mode == "nearest") {
@@ -114,12 +133,19 @@ class GridSample : public OpKernel {
       throw InvalidArgumentError(what + ": cannot sample from the empty input " + ShapeToString(x.shape()));
     }
     const std::vector<int64_t> strides = Strides(dims);
+    if (!IsInterpolatable(x.dtype()) && mode_ != GsMode::kNearest) {
+      throw UnsupportedError(what + ": mode " + (mode_ == GsMode::kLinear ? "linear" : "cubic") + " on tensor(" +
+                             std::string(DataTypeName(x.dtype())) + ") is not defined; only nearest");
+    }
 
     Dispatch(FloatTypes{}, grid.dtype(), what, [&](auto gtag) {
       using G = decltype(gtag);
       const G* gd = grid.data<G>();
-      Dispatch(NumericTypes{}, x.dtype(), what, [&](auto tag) {
+      Dispatch(AllTypesWithComplex{}, x.dtype(), what, [&](auto tag) {
         using T = decltype(tag);
+        // The weighted sum's type: complex<double> for complex, unused (samples only) for bool and string.
+        using Sum = std::conditional_t<kIsComplex<T>, std::complex<double>, double>;
+        constexpr bool kSampleOnly = std::is_same_v<T, bool> || std::is_same_v<T, std::string>;
         const T* xd = x.data<T>();
         T* yd = y.data<T>();
         ParallelFor(ctx.threads(), n_batch * out_spatial, std::max<int64_t>(1, 1024 / std::max<int64_t>(channels, 1)),
@@ -141,7 +167,17 @@ class GridSample : public OpKernel {
                         }
                         for (int64_t c = 0; c < channels; ++c) {
                           const T* img = xd + (n * channels + c) * in_spatial;
-                          double acc = 0;
+                          T& out = yd[(n * channels + c) * out_spatial + o];
+                          if constexpr (kSampleOnly) {  // nearest: one tap of weight 1; zeros padding leaves T{}
+                            int64_t off = 0;
+                            for (int64_t i = 0; i < r && off >= 0; ++i) {
+                              const int64_t t = tap_off[static_cast<size_t>(i)][0];
+                              off = t < 0 ? -1 : off + t;
+                            }
+                            if (off >= 0) out = img[off];
+                            continue;
+                          }
+                          Sum acc = 0;
                           std::fill(j.begin(), j.end(), 0);
                           for (int64_t k = 0; k < combos; ++k) {
                             int64_t off = 0;
@@ -155,13 +191,21 @@ class GridSample : public OpKernel {
                               off += t;
                               w *= tap_w[i][static_cast<size_t>(j[i])];
                             }
-                            if (off >= 0) acc += w * static_cast<double>(static_cast<Acc<T>>(img[off]));
+                            if constexpr (kIsComplex<T>) {
+                              if (off >= 0) acc += w * Sum(img[off]);
+                            } else if constexpr (!kSampleOnly) {
+                              if (off >= 0) acc += w * static_cast<double>(static_cast<Acc<T>>(img[off]));
+                            }
                             for (size_t i = j.size(); i-- > 0;) {
                               if (++j[i] < taps) break;
                               j[i] = 0;
                             }
                           }
-                          yd[(n * channels + c) * out_spatial + o] = FromGsDouble<T>(acc);
+                          if constexpr (kIsComplex<T>) {
+                            out = T(acc);
+                          } else if constexpr (!kSampleOnly) {
+                            out = FromGsDouble<T>(acc);
+                          }
                         }
                       }
                     });
@@ -221,22 +265,31 @@ class GridSample : public OpKernel {
 }  // namespace
 
 void RegisterGridSampleKernels(KernelRegistry& r) {
-  const auto t1 = dtypes::Numeric();
+  const auto t1 = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
+                                                      DataType::kComplex128});
   const std::vector<DataType> t2 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
+  const char* constraints = "bool and string X only with mode=nearest";
   r.Add({.op = "GridSample",
          .since = 16,
          .until = 19,
          .types = {{"T1", t1}, {"T2", t2}},
-         .create = MakeKernel<GridSample>});
+         .create = MakeKernel<GridSample>,
+         .predicate = GridSamplePredicate,
+         .constraints = constraints});
+  // From 20 the grid (T2) may be bfloat16 too.
   r.Add({.op = "GridSample",
          .since = 20,
          .until = 21,
-         .types = {{"T1", t1}, {"T2", t2}},
-         .create = MakeKernel<GridSample>});
+         .types = {{"T1", t1}, {"T2", dtypes::Concat(t2, {DataType::kBFloat16})}},
+         .create = MakeKernel<GridSample>,
+         .predicate = GridSamplePredicate,
+         .constraints = constraints});
   r.Add({.op = "GridSample",
          .since = 22,
          .types = {{"T1", t1}, {"T2", dtypes::Concat(t2, {DataType::kBFloat16})}},
-         .create = MakeKernel<GridSample>});
+         .create = MakeKernel<GridSample>,
+         .predicate = GridSamplePredicate,
+         .constraints = constraints});
 }
 
 }  // namespace ferry::ref

@@ -2,12 +2,19 @@
 // y = saturate(round_half_even(acc · a_scale·b_scale/y_scale) + y_zero_point). a_scale/a_zero_point may be per row
 // of A and b_scale/b_zero_point per column of B. From opset 21 the scales may be float16/bfloat16; the scale product
 // is then rounded to that type at each step, as the ONNX reference computes it.
+// Opset 21 also allows float8 a, b and y (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, in any mix with int8/uint8). The ONNX
+// reference has no float8 path (it casts to int32 and asks np.iinfo for the output range), so this follows the
+// operator's definition: with a float8 operand, acc is the float32 product of the dequantized-minus-zero-point
+// operands; a float8 y is acc·scale + y_zero_point converted to y's type with round-to-nearest-even, saturating
+// (out-of-range values and infinities become the largest finite value), as QuantizeLinear does with saturate=1.
 #include <vector>
 
+#include "core/float8.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/ref/quant_util.h"
+#include "kernels/ref/quantize_util.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -16,6 +23,38 @@ namespace {
 float RoundTo(DataType t, float v) {
   if (t == DataType::kFloat16) return static_cast<float>(Float16(v));
   if (t == DataType::kBFloat16) return static_cast<float>(BFloat16(v));
+  return v;
+}
+
+bool IsFloat8(DataType t) {
+  return t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E4M3FNUZ || t == DataType::kFloat8E5M2 ||
+         t == DataType::kFloat8E5M2FNUZ;
+}
+
+// The values of a zero-point tensor of any of the op's types (int8, uint8, float8) as doubles; {0} when omitted.
+std::vector<double> ZeroPointValues(const Tensor* t) { return t ? QuantTensorAsDoubles(*t) : std::vector<double>{0.0}; }
+
+// The matrix operand `t` (int8, uint8 or float8) as float minus its zero point, laid out like WidenMinusZeroPoint
+// (one zero point, or one per row of A / column of B, or one per row / column of every matrix).
+std::vector<float> DequantMinusZeroPoint(const Tensor& t, const std::vector<double>& zp, bool per_row, int64_t rows,
+                                         int64_t cols, const std::string& what) {
+  const int64_t zn = static_cast<int64_t>(zp.size());
+  const int64_t per_matrix = per_row ? rows : cols;
+  const int64_t matrices = rows > 0 && cols > 0 ? t.size() / (rows * cols) : 0;
+  if (zn != 1 && zn != per_matrix && zn != per_matrix * matrices) {
+    throw InvalidArgumentError(what + ": zero point has " + std::to_string(zn) + " values, expected 1 or " +
+                               std::to_string(per_matrix) + " (one per " + (per_row ? "row" : "column") + ")");
+  }
+  std::vector<float> v(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    int64_t z = 0;
+    if (zn != 1) {
+      const int64_t mat = i / (rows * cols), r = (i / cols) % rows, c = i % cols;
+      const int64_t idx = per_row ? r : c;
+      z = zn == per_matrix ? idx : mat * per_matrix + idx;
+    }
+    v[static_cast<size_t>(i)] = static_cast<float>(QuantElementAsDouble(t, i) - zp[static_cast<size_t>(z)]);
+  }
   return v;
 }
 
@@ -34,22 +73,43 @@ class QLinearMatMul : public OpKernel {
     const std::vector<float> a_scale = ReadScales(a_scale_t, what + " a_scale");
     const std::vector<float> b_scale = ReadScales(ctx.required_input(4), what + " b_scale");
     const std::vector<float> y_scale = ReadScales(y_scale_t, what + " y_scale");
-    const std::vector<int32_t> azp = ReadZeroPoints(ctx.input(2), what + " a_zero_point");
-    const std::vector<int32_t> bzp = ReadZeroPoints(ctx.input(5), what + " b_zero_point");
-    const std::vector<int32_t> yzp = ReadZeroPoints(yzp_t, what + " y_zero_point");
+    const std::vector<double> yzp = ZeroPointValues(yzp_t);
     if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != p.m) ||
         (b_scale.size() != 1 && static_cast<int64_t>(b_scale.size()) != p.n) || y_scale.size() != 1 ||
         yzp.size() != 1) {
       throw InvalidArgumentError(what + ": a_scale must have 1 or M values, b_scale 1 or N values, y_scale and "
                                  "y_zero_point one value each");
     }
-    const std::vector<int32_t> a32 = WidenMinusZeroPoint(a, azp, true, p.m, p.k, what + " a_zero_point");
-    const std::vector<int32_t> b32 = WidenMinusZeroPoint(b, bzp, false, p.k, p.n, what + " b_zero_point");
     const DataType out_type = yzp_t ? yzp_t->dtype() : a.dtype();
+    if (out_type != DataType::kInt8 && out_type != DataType::kUint8 && !IsFloat8(out_type)) {
+      throw UnsupportedError(what + ": output type " + std::string(DataTypeName(out_type)) + " is not supported");
+    }
+    const bool float_operands = IsFloat8(a.dtype()) || IsFloat8(b.dtype());
+    // Validate both operands (and their zero points) before allocating the output.
+    std::vector<int32_t> a32, b32;
+    std::vector<float> af, bf;
+    if (float_operands) {
+      af = DequantMinusZeroPoint(a, ZeroPointValues(ctx.input(2)), true, p.m, p.k, what + " a_zero_point");
+      bf = DequantMinusZeroPoint(b, ZeroPointValues(ctx.input(5)), false, p.k, p.n, what + " b_zero_point");
+    } else {
+      a32 = WidenMinusZeroPoint(a, ReadZeroPoints(ctx.input(2), what + " a_zero_point"), true, p.m, p.k,
+                                what + " a_zero_point");
+      b32 = WidenMinusZeroPoint(b, ReadZeroPoints(ctx.input(5), what + " b_zero_point"), false, p.k, p.n,
+                                what + " b_zero_point");
+    }
     Tensor& y = ctx.Output(0, out_type, p.out_shape);
     if (y.size() == 0) return;
-    std::vector<int32_t> acc(static_cast<size_t>(y.size()));
-    MatMulInt32(p, a32.data(), b32.data(), acc.data(), ctx.threads());
+    // acc(i) as double: the exact int32 product, or the float32 one.
+    std::vector<double> acc(static_cast<size_t>(y.size()));
+    if (float_operands) {
+      std::vector<float> accf(acc.size());
+      MatMulF32(p, af.data(), bf.data(), accf.data(), ctx.threads());
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] = accf[i];
+    } else {
+      std::vector<int32_t> acci(acc.size());
+      MatMulInt32(p, a32.data(), b32.data(), acci.data(), ctx.threads());
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] = acci[i];
+    }
     const DataType st = a_scale_t.dtype();
     // Scale per (row, column): a_scale·b_scale/y_scale in the scales' own precision.
     std::vector<float> scale(a_scale.size() * b_scale.size());
@@ -57,20 +117,20 @@ class QLinearMatMul : public OpKernel {
       for (size_t j = 0; j < b_scale.size(); ++j)
         scale[i * b_scale.size() + j] = RoundTo(st, RoundTo(st, a_scale[i] * b_scale[j]) / y_scale[0]);
     const int64_t nb = static_cast<int64_t>(b_scale.size()), na = static_cast<int64_t>(a_scale.size());
-    auto requantize = [&](auto* out) {
-      using T = std::remove_pointer_t<decltype(out)>;
-      for (int64_t i = 0; i < y.size(); ++i) {
-        const int64_t col = i % p.n, row = (i / p.n) % p.m;
-        const float s = scale[static_cast<size_t>((na == 1 ? 0 : row) * nb + (nb == 1 ? 0 : col))];
-        out[i] = SaturateRound<T>(static_cast<double>(acc[static_cast<size_t>(i)]) * s, yzp[0]);
-      }
+    auto scaled = [&](int64_t i) {
+      const int64_t col = i % p.n, row = (i / p.n) % p.m;
+      const float s = scale[static_cast<size_t>((na == 1 ? 0 : row) * nb + (nb == 1 ? 0 : col))];
+      return acc[static_cast<size_t>(i)] * s;
     };
+    const auto zp = static_cast<int32_t>(yzp[0]);
     if (out_type == DataType::kInt8) {
-      requantize(y.data<int8_t>());
+      for (int64_t i = 0; i < y.size(); ++i) y.data<int8_t>()[i] = SaturateRound<int8_t>(scaled(i), zp);
     } else if (out_type == DataType::kUint8) {
-      requantize(y.data<uint8_t>());
+      for (int64_t i = 0; i < y.size(); ++i) y.data<uint8_t>()[i] = SaturateRound<uint8_t>(scaled(i), zp);
     } else {
-      throw UnsupportedError(what + ": output type " + std::string(DataTypeName(out_type)) + " is not supported");
+      for (int64_t i = 0; i < y.size(); ++i) {
+        y.data<uint8_t>()[i] = DoubleToSmallFloat(out_type, scaled(i) + yzp[0], /*saturate=*/true);
+      }
     }
   }
 };
@@ -78,7 +138,8 @@ class QLinearMatMul : public OpKernel {
 }  // namespace
 
 void RegisterQLinearMatMulKernels(KernelRegistry& r) {
-  const std::vector<DataType> q8 = {DataType::kInt8, DataType::kUint8};
+  const std::vector<DataType> q8 = {DataType::kInt8,         DataType::kUint8,      DataType::kFloat8E4M3FN,
+                                    DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ};
   r.Add({.op = "QLinearMatMul",
          .since = 10,
          .types = {{"T1", q8},

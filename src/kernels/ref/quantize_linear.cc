@@ -3,7 +3,9 @@
 // for float8 (with `saturate`) and float4e2m1 outputs. Scale/zero point are per tensor, per axis (`axis`), or
 // blocked along `axis` (`block_size`, opset 21+). The output type is the zero point's, else `output_dtype`,
 // else uint8. The division happens in `precision` (opset 23+) when given, else in the promoted type of x and
-// the scale, as the ONNX reference does (float16 / float16 rounds to float16).
+// the scale, as the ONNX reference does (float16 / float16 rounds to float16). From opset 24 the scale may be
+// float8e8m0, the power of two 2^(code-127) (0xFF = NaN); the division (exact but for under/overflow) then runs
+// in float, or double for double / int32 x, unless `precision` says otherwise.
 #include <cmath>
 #include <vector>
 
@@ -182,10 +184,13 @@ void RegisterQuantizeLinearKernels(KernelRegistry& r) {
       DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ,
       DataType::kFloat4E2M1};
   // One computation serves every version; they differ in the attributes they allow (saturate 19, block_size and
-  // output_dtype 21, precision 23) and in the type lists (T1: x, y_scale up to 21; T2: y_scale, T3: y from 23).
+  // output_dtype 21, precision 23) and in the type lists (T1: x, y_scale up to 21; T2: y_scale, T3: y from 23;
+  // float8e8m0 scales from 24). T2 is the zero point / output up to 21, hence its union.
   r.Add({.op = "QuantizeLinear",
          .since = 10,
-         .types = {{"T1", inputs}, {"T2", dtypes::Concat(outputs, inputs)}, {"T3", outputs}},
+         .types = {{"T1", inputs},
+                   {"T2", dtypes::Concat(dtypes::Concat(outputs, inputs), {DataType::kFloat8E8M0})},
+                   {"T3", outputs}},
          .create = MakeKernel<QuantizeLinear>});
 }
 

@@ -7,6 +7,8 @@
 // With scales, output = floor(input * scale) (computed in double, as the ONNX reference does; roi does not
 // change the output size, as in the reference and ONNX Runtime); with sizes, scale = output / input, or with
 // keep_aspect_ratio_policy one scale for all listed axes and output = round_half_up(input * scale).
+// Element types: nearest copies any; linear and cubic interpolate numbers and complex numbers (real and imaginary
+// parts with the same weights), and are refused for bool and string.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -176,18 +178,27 @@ class Resize : public OpKernel {
   AspectPolicy policy_ = AspectPolicy::kStretch;
 };
 
+std::string ResizePredicate(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  return ResizeModeReason("Resize", node.GetString("mode", "nearest"),
+                          x && x->type().is_tensor() ? x->type().elem_type : DataType::kUndefined);
+}
+
 }  // namespace
 
 void RegisterResizeKernels(KernelRegistry& r) {
-  // Nearest copies any element type; linear/cubic need numeric input (the kernel reports otherwise).
-  const auto t1 = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString});
+  const auto t1 = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
+                                                      DataType::kComplex128});
+  const char* constraints = "bool and string input only with mode=nearest";
   const std::vector<DataType> t2 = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
   r.Add({.op = "Resize",
          .since = 10,
          .until = 10,
          .types = {{"T", t1}},
          .create = MakeKernel<Resize>,
-         .host_inputs = {1}});
+         .predicate = ResizePredicate,
+         .host_inputs = {1},
+         .constraints = constraints});
   const int versions[] = {11, 13, 18, 19};
   for (int i = 0; i < 4; ++i) {
     r.Add({.op = "Resize",
@@ -195,7 +206,9 @@ void RegisterResizeKernels(KernelRegistry& r) {
            .until = i < 3 ? versions[i + 1] - 1 : kOpsetOpen,
            .types = {{"T1", t1}, {"T2", t2}},
            .create = MakeKernel<Resize>,
-           .host_inputs = {1, 2, 3}});
+           .predicate = ResizePredicate,
+           .host_inputs = {1, 2, 3},
+           .constraints = constraints});
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/parallel.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/complex_types.h"
 
 namespace ferry::ref {
 
@@ -57,6 +58,11 @@ bool ParseNearestMode(const std::string& s, ResizeParams::NearestMode* out) {
     return false;
   }
   return true;
+}
+
+std::string ResizeModeReason(const std::string& op, const std::string& mode, DataType t) {
+  if (IsInterpolatable(t) || mode == "nearest") return "";
+  return op + ": mode=" + mode + " on tensor(" + std::string(DataTypeName(t)) + ") is not defined; only nearest";
 }
 
 namespace {
@@ -237,8 +243,9 @@ AxisTaps ComputeAxisTaps(int64_t in, int64_t out, double scale, double roi0, dou
   return t;
 }
 
-template <typename T>
-T FromResizeDouble(double v) {
+// `v` is the weighted sum: double, or std::complex<double> for the complex types.
+template <typename T, typename V>
+T FromResizeDouble(V v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0;
   } else if constexpr (std::is_integral_v<T>) {
@@ -252,6 +259,8 @@ T FromResizeDouble(double v) {
     return static_cast<T>(v);
   } else if constexpr (kIsHalf<T>) {
     return T(static_cast<float>(v));
+  } else if constexpr (kIsComplex<T>) {
+    return T(v);
   } else {
     return static_cast<T>(v);
   }
@@ -286,14 +295,16 @@ void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales,
   auto run = [&](auto tag) {
     using T = decltype(tag);
     constexpr bool kNumeric = !std::is_same_v<T, std::string> && !std::is_same_v<T, bool>;
+    // The weighted sum's type: complex numbers interpolate their real and imaginary parts with the same weights.
+    using Sum = std::conditional_t<kIsComplex<T>, std::complex<double>, double>;
     if (interpolate && !kNumeric) {
-      throw UnsupportedError(what + ": linear/cubic interpolation of " + std::string(DataTypeName(x.dtype())) +
-                             " is not supported");
+      throw UnsupportedError(what + ": linear/cubic interpolation of tensor(" + std::string(DataTypeName(x.dtype())) +
+                             ") is not defined; only nearest");
     }
     const T* in = x.data<T>();
     T* out = y.data<T>();
     T extrapolation{};
-    if constexpr (kNumeric) extrapolation = FromResizeDouble<T>(params.extrapolation_value);
+    if constexpr (kNumeric) extrapolation = FromResizeDouble<T>(Sum(params.extrapolation_value));
     ParallelFor(threads, y.size(), std::max<int64_t>(1, 16384 / combos), [&](int64_t begin, int64_t end) {
       std::vector<int64_t> c(static_cast<size_t>(rank), 0);
       for (int64_t rem = begin, a = rank; a-- > 0;) {
@@ -316,7 +327,7 @@ void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales,
           if (!interpolate) {
             out[o] = in[base];
           } else if constexpr (kNumeric) {
-            double acc = 0;
+            Sum acc = 0;
             std::fill(j.begin(), j.end(), 0);
             for (int64_t k = 0; k < combos; ++k) {
               int64_t off = base;
@@ -327,7 +338,11 @@ void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales,
                 off += t.offset[idx];
                 w *= t.weight[idx];
               }
-              acc += w * static_cast<double>(static_cast<Acc<T>>(in[off]));
+              if constexpr (kIsComplex<T>) {
+                acc += w * Sum(in[off]);
+              } else {
+                acc += w * static_cast<double>(static_cast<Acc<T>>(in[off]));
+              }
               for (size_t m = multi.size(); m-- > 0;) {  // next tap combination
                 if (++j[m] < axes[multi[m]].taps) break;
                 j[m] = 0;
@@ -343,7 +358,7 @@ void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales,
       }
     });
   };
-  Dispatch(AllTypes{}, x.dtype(), what, run);
+  Dispatch(AllTypesWithComplex{}, x.dtype(), what, run);
 }
 
 }  // namespace ferry::ref

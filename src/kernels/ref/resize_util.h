@@ -44,7 +44,12 @@ bool ParseNearestMode(const std::string& s, ResizeParams::NearestMode* out);
 
 // Resizes x into y (already allocated with the output shape). `scales[a]` is the scale of axis a used in the
 // coordinate transform (output/input size when sizes were given); `roi_start`/`roi_end` are per axis (only read
-// for tf_crop_and_resize). Linear and cubic need a numeric x; nearest copies any element type.
+// for tf_crop_and_resize). Linear and cubic need a numeric or complex x (complex interpolates its real and
+// imaginary parts alike; the extrapolation value is real); nearest copies any element type.
+// Whether `mode` can run on element type `t`: bool and string have no weighted sum, so only nearest.
+// Returns "" or the reason, for the Resize / Upsample predicates ("Resize: mode=linear on tensor(string) ...").
+std::string ResizeModeReason(const std::string& op, const std::string& mode, DataType t);
+
 void ResizeTensor(const Tensor& x, Tensor& y, const std::vector<double>& scales, const std::vector<double>& roi_start,
                   const std::vector<double>& roi_end, const ResizeParams& params, int threads, const std::string& what);
 

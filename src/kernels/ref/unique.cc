@@ -1,13 +1,16 @@
 // Unique: the distinct elements (or, with `axis`, distinct slices along it) of the input, sorted ascending
 // (sorted=1, the default) or in order of first occurrence, plus optional outputs: the first-occurrence index
 // of each, the inverse indices mapping every input element/slice to its unique entry, and the counts.
-// NaNs compare equal to each other and greater than every number.
+// NaNs compare equal to each other and greater than every number. Complex numbers sort as numpy sorts them,
+// by real part, then imaginary part; a complex number with a NaN part counts as NaN (all such compare equal and
+// sort last, as the real NaNs do; numpy's own grouping of complex NaNs depends on where they sort).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/complex_types.h"
 #include "kernels/ref/copy_util.h"
 #include "kernels/registry.h"
 
@@ -16,7 +19,9 @@ namespace {
 
 template <typename T>
 bool IsNaN(const T& v) {
-  if constexpr (std::is_floating_point_v<Acc<T>>) {
+  if constexpr (kIsComplex<T>) {
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  } else if constexpr (std::is_floating_point_v<Acc<T>>) {
     return std::isnan(static_cast<Acc<T>>(v));
   } else {
     return false;
@@ -31,8 +36,13 @@ int Compare(const T& a, const T& b) {
   } else {
     const bool na = IsNaN(a), nb = IsNaN(b);
     if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
-    const auto x = static_cast<Acc<T>>(a), y = static_cast<Acc<T>>(b);
-    return x < y ? -1 : (y < x ? 1 : 0);
+    if constexpr (kIsComplex<T>) {
+      if (a.real() != b.real()) return a.real() < b.real() ? -1 : 1;
+      return a.imag() < b.imag() ? -1 : (b.imag() < a.imag() ? 1 : 0);
+    } else {
+      const auto x = static_cast<Acc<T>>(a), y = static_cast<Acc<T>>(b);
+      return x < y ? -1 : (y < x ? 1 : 0);
+    }
   }
 }
 
@@ -57,7 +67,7 @@ class Unique : public OpKernel {
     std::iota(order.begin(), order.end(), 0);
     std::vector<int64_t> group_of(static_cast<size_t>(n));
     std::vector<int64_t> firsts;  // first occurrence of each group, in sorted group order
-    Dispatch(AllTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx.Describe(), [&](auto tag) {
       using T = decltype(tag);
       const T* p = x.data<T>();
       auto cmp = [&](int64_t a, int64_t b) {
@@ -121,7 +131,8 @@ class Unique : public OpKernel {
 void RegisterUniqueKernels(KernelRegistry& r) {
   r.Add({.op = "Unique",
          .since = 11,
-         .types = {{"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString})}},
+         .types = {{"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
+                                                             DataType::kComplex128})}},
          .create = MakeKernel<Unique>});
 }
 

@@ -1,7 +1,8 @@
 // Upsample (opsets 1, 7, 9; deprecated in 10, where the same kernel still serves it): nearest or (bi)linear
 // resize by per-axis scales, output = floor(input * scale), asymmetric coordinates; nearest rounds like ONNX
 // Runtime (floor when upsampling, ceil when downsampling). Opset 1 takes height_scale/width_scale of an NCHW
-// input, opset 7 a `scales` attribute, opset 9+ a `scales` input. Uses the Resize engine (resize_util.h).
+// input, opset 7 a `scales` attribute, opset 9+ a `scales` input. Uses the Resize engine (resize_util.h): linear
+// interpolates numbers and complex numbers, and is refused for bool and string.
 #include <cmath>
 
 #include "kernels/kernel_def.h"
@@ -65,25 +66,49 @@ class Upsample : public OpKernel {
   std::vector<double> attr_scales_;
 };
 
+std::string UpsamplePredicate(const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  return ResizeModeReason("Upsample", node.GetString("mode", "nearest"),
+                          x && x->type().is_tensor() ? x->type().elem_type : DataType::kUndefined);
+}
+
 }  // namespace
 
 void RegisterUpsampleKernels(KernelRegistry& r) {
-  const auto all = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString});
+  const auto all = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
+                                                       DataType::kComplex128});
+  const char* constraints = "bool and string input only with mode=nearest";
   r.Add({.op = "Upsample",
          .since = 1,
          .until = 6,
          .types = {{"T",
                     {DataType::kBool, DataType::kInt32, DataType::kInt64, DataType::kFloat16, DataType::kFloat,
                      DataType::kDouble}}},
-         .create = MakeKernel<Upsample>});
-  r.Add({.op = "Upsample", .since = 7, .until = 8, .types = {{"T", all}}, .create = MakeKernel<Upsample>});
+         .create = MakeKernel<Upsample>,
+         .predicate = UpsamplePredicate,
+         .constraints = constraints});
+  r.Add({.op = "Upsample",
+         .since = 7,
+         .until = 8,
+         .types = {{"T", all}},
+         .create = MakeKernel<Upsample>,
+         .predicate = UpsamplePredicate,
+         .constraints = constraints});
   r.Add({.op = "Upsample",
          .since = 9,
          .until = 9,
          .types = {{"T", all}},
          .create = MakeKernel<Upsample>,
-         .host_inputs = {1}});
-  r.Add({.op = "Upsample", .since = 10, .types = {{"T", all}}, .create = MakeKernel<Upsample>, .host_inputs = {1}});
+         .predicate = UpsamplePredicate,
+         .host_inputs = {1},
+         .constraints = constraints});
+  r.Add({.op = "Upsample",
+         .since = 10,
+         .types = {{"T", all}},
+         .create = MakeKernel<Upsample>,
+         .predicate = UpsamplePredicate,
+         .host_inputs = {1},
+         .constraints = constraints});
 }
 
 }  // namespace ferry::ref

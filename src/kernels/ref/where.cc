@@ -1,5 +1,7 @@
-// Where (opset 9, 16): out = condition ? X : Y with numpy broadcasting of all three inputs; any non-complex type.
+// Where (opset 9, 16): out = condition ? X : Y with numpy broadcasting of all three inputs; any type (a pure
+// selection, so complex64/complex128 too).
 #include "kernels/kernel_def.h"
+#include "kernels/ref/complex_types.h"
 #include "kernels/ref/elementwise.h"
 #include "kernels/registry.h"
 
@@ -24,7 +26,7 @@ class Where : public OpKernel {
     Tensor& out = ctx.Output(0, x.dtype(), BroadcastShapes({c.shape(), x.shape(), y.shape()}, ctx.Describe()));
     const int64_t n = out.size();
     if (n == 0) return;
-    Dispatch(AllTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx.Describe(), [&](auto tag) {
       using T = decltype(tag);
       const bool* pc = c.data<bool>();
       const T* px = x.data<T>();
@@ -50,11 +52,12 @@ class Where : public OpKernel {
 }  // namespace
 
 void RegisterWhereKernels(KernelRegistry& r) {
-  // Versions 9 and 16 (bfloat16). Complex types are not supported.
+  // Versions 9 and 16 (bfloat16).
   r.Add({.op = "Where",
          .since = 9,
          .types = {{"B", {DataType::kBool}},
-                   {"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString})}},
+                   {"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
+                                                             DataType::kComplex128})}},
          .create = MakeKernel<Where>});
 }
 
