@@ -24,7 +24,7 @@ def run_level(args, model_dir, info, level, out_dir):
     cmd = [args.ferry, "run", os.path.join(model_dir, "model.onnx"),
            "--input", f"{info['input']}={os.path.join(model_dir, f'input_b{args.batch}.npy')}",
            "--backends", args.backends, "--threads", str(args.threads), "--repeat", str(args.runs + 1),
-           "-O", str(level), "--json", "--profile", "--output-dir", out_dir]
+           "-O", str(level), "--json", "--profile-summary", "--output-dir", out_dir]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 

@@ -1,18 +1,25 @@
 // ferry check MODEL: will this model run on these backends and this hardware, node by node, and if not, where
 // (graph / kernel / hardware layer), why and what to do. Exit codes: 0 the report was produced and the gates
 // (--fail-on, --max-fallback) pass, even for a model that cannot run (the report is the product); 3 a gate
-// failed; 1 the model cannot be read; 2 a usage error (flags, --shape naming no input or of the wrong rank).
+// failed; 1 the model (or the --profile trace) cannot be read; 2 a usage error (flags, --shape naming no input or
+// of the wrong rank).
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "backends/backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "commands.h"
 #include "placement_flags.h"
+#include "core/human_format.h"
 #include "core/isa.h"
 #include "ferry/error.h"
+#include "ferry/session.h"
 #include "tools/check.h"
 #include "tools/check_html.h"
+#include "tools/profile.h"
 #include "tools/run_inputs.h"
 
 namespace ferry::cli {
@@ -26,9 +33,92 @@ struct CheckArgs {
   bool json = false, verbose = false;
   PlacementFlags placement;
   std::string html;
+  std::string profile;  // --profile TRACE: overlay the times of a `ferry run --profile` trace on the HTML
   std::string fail_on;
   double max_fallback = -1;
+  bool memory = false;        // --memory: predict the memory a session needs (weights, packed copies, arena)
+  std::string memory_limit;   // --memory-limit BYTES (implies --memory): exit 3 when the prediction exceeds it
 };
+
+// "123", "512K", "1.5M", "2G" (binary units) -> bytes.
+int64_t ParseBytes(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  double scale = 1;
+  if (unit == "K" || unit == "KiB" || unit == "k") scale = 1024.0;
+  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty() && unit != "B") used = 0;
+  if (used == 0 || !(v > 0) || v * scale > 9.0e18) {
+    throw InvalidArgumentError("--memory-limit: expected a positive size like 512M, 2G or 1048576, got '" + text + "'");
+  }
+  return static_cast<int64_t>(v * scale);
+}
+
+struct MemoryResult {
+  bool predicted = false;
+  std::string error;  // why there is no prediction (the model cannot run on these backends)
+  MemoryPrediction p;
+};
+
+MemoryResult PredictMemory(const CheckArgs& a, const tools::CheckOptions& options) {
+  SessionOptions so;
+  so.backends = options.backends;
+  so.pins = options.pins;
+  so.allow_fallback = options.allow_fallback;
+  so.plugins = options.plugins;
+  so.isa = options.isa_exact ? "" : options.isa;
+  so.input_shapes = options.shapes;
+  MemoryResult r;
+  try {
+    r.p = Session::Create(a.model, so)->PredictMemory();
+    r.predicted = true;
+  } catch (const Error& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+std::string FormatMemoryText(const MemoryResult& r) {
+  std::ostringstream out;
+  if (!r.predicted) {
+    out << "memory: no prediction, the model cannot be loaded for these backends: " << r.error << "\n";
+    return out.str();
+  }
+  const MemoryPrediction& p = r.p;
+  auto line = [&](const char* what, int64_t bytes, const std::string& note = "") {
+    out << "  " << std::left << std::setw(22) << what << std::right << std::setw(11) << HumanBytes(bytes)
+        << (note.empty() ? "" : "  " + note) << "\n";
+  };
+  out << "memory (predicted for the graph the session runs, at these input shapes):\n";
+  line("weights", p.weights_bytes);
+  line("kernels' own copies", p.kernel_bytes, "pre-packed weights");
+  std::ostringstream ratio;
+  ratio << std::fixed << std::setprecision(2)
+        << (p.lower_bound > 0 ? static_cast<double>(p.arena_bytes) / static_cast<double>(p.lower_bound) : 1.0);
+  line("activation arena", p.arena_bytes, "lower bound " + HumanBytes(p.lower_bound) + ", " + ratio.str() + "x");
+  line("inputs and outputs", p.io_bytes);
+  line("total", p.total());
+  if (!p.unknown.empty()) {
+    out << "  " << p.unknown.size() << " value(s) of unknown size not counted (give --shape), e.g. " << p.unknown.front()
+        << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json MemoryJson(const MemoryResult& r) {
+  if (!r.predicted) return {{"error", r.error}};
+  const MemoryPrediction& p = r.p;
+  return {{"weights_bytes", p.weights_bytes}, {"kernel_bytes", p.kernel_bytes}, {"arena_bytes", p.arena_bytes},
+          {"lower_bound_bytes", p.lower_bound}, {"io_bytes", p.io_bytes}, {"total_bytes", p.total()},
+          {"unknown", p.unknown}};
+}
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -90,13 +180,20 @@ int Check(const CheckArgs& a) {
       auto [name, dims] = tools::ParseAssignment(s, "--shape");
       options.shapes[name] = tools::ParseDims(dims, "--shape " + name);
     }
+    if (!a.profile.empty() && a.html.empty()) {
+      throw InvalidArgumentError("--profile TRACE colors the graph of --html FILE: give --html too");
+    }
     if (a.fail_on == "unsupported") gate.fail_on = tools::FailOn::kUnsupported;
     if (a.fail_on == "fallback") gate.fail_on = tools::FailOn::kFallback;
     gate.max_fallback_pct = a.max_fallback;
+    if (!a.memory_limit.empty()) ParseBytes(a.memory_limit);
   } catch (const Error& e) {
     return Usage(e.what());
   }
 
+  // The trace is read before the model (a bad one fails fast, exit 1, naming the file and what is wrong).
+  tools::Profile profile;
+  if (!a.profile.empty()) profile = tools::SummarizeProfile(tools::LoadProfileTrace(a.profile));
   // The model must exist (exit 1); from here on an InvalidArgumentError is about the options (--shape), and any
   // other error means the model cannot be read.
   std::error_code ec;
@@ -112,16 +209,44 @@ int Check(const CheckArgs& a) {
     throw;
   }
 
+  const bool memory = a.memory || !a.memory_limit.empty();
+  MemoryResult predicted;
+  if (memory) predicted = PredictMemory(a, options);
   if (a.json) {
-    std::cout << tools::FormatCheckJson(report, &gate) << "\n";
+    if (memory) {
+      auto j = nlohmann::json::parse(tools::FormatCheckJson(report, &gate));
+      j["memory"] = MemoryJson(predicted);
+      if (!a.memory_limit.empty()) j["memory"]["limit_bytes"] = ParseBytes(a.memory_limit);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << tools::FormatCheckJson(report, &gate) << "\n";
+    }
   } else {
     std::cout << tools::FormatCheckText(report, a.verbose);
+    if (memory) std::cout << FormatMemoryText(predicted);
   }
   if (!a.html.empty()) {
-    tools::WriteCheckHtml(report, a.html);
+    tools::CheckHtmlOptions html_options;
+    if (!a.profile.empty()) {
+      html_options.profile = &profile;
+      html_options.profile_source = a.profile;
+    }
+    tools::WriteCheckHtml(report, a.html, html_options);
     if (!a.json) std::cout << "HTML report written to " << a.html << "\n";
   }
   auto failures = tools::GateFailures(report, gate);
+  if (!a.memory_limit.empty()) {
+    const int64_t limit = ParseBytes(a.memory_limit);
+    if (!predicted.predicted) {
+      failures.push_back("--memory-limit: no memory prediction (" + predicted.error + ")");
+    } else if (predicted.p.total() > limit) {
+      failures.push_back("predicted memory " + HumanBytes(predicted.p.total()) + " exceeds --memory-limit " +
+                         HumanBytes(limit) + " (weights " + HumanBytes(predicted.p.weights_bytes) +
+                         ", kernels' copies " + HumanBytes(predicted.p.kernel_bytes) + ", activation arena " +
+                         HumanBytes(predicted.p.arena_bytes) + ", inputs and outputs " +
+                         HumanBytes(predicted.p.io_bytes) + ")");
+    }
+  }
   for (const auto& f : failures) (a.json ? std::cerr : std::cout) << "CHECK FAILED: " << f << "\n";
   return failures.empty() ? 0 : 3;
 }
@@ -140,11 +265,21 @@ Command AddCheckCommand(CLI::App& app) {
   cmd->add_option("--shape", args->shapes, "NAME=1x3x224x224 for inputs with symbolic dims; repeatable");
   cmd->add_flag("--json", args->json, "the whole report as JSON (schema: docs/check.md)");
   cmd->add_option("--html", args->html, "also write a self-contained HTML report (graph and details) to FILE");
+  cmd->add_option("--profile", args->profile,
+                  "with --html: color each node by its share of the run time in TRACE (written by `ferry run "
+                  "--profile TRACE`; the same backends and level give the same node names)")
+      ->type_name("TRACE");
   cmd->add_option("--fail-on", args->fail_on, "exit 3 when a node is unsupported, or also when one falls back")
       ->check(CLI::IsMember({"unsupported", "fallback"}));
   cmd->add_option("--max-fallback", args->max_fallback,
                   "exit 3 when more than PCT percent of the nodes do not run on the first backend")
       ->check(CLI::Range(0.0, 100.0));
+  cmd->add_flag("--memory", args->memory,
+                "predict the memory a session needs at these input shapes (--shape): weights, kernels' packed copies, "
+                "the planned activation arena and its lower bound, inputs and outputs");
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "exit 3 when the predicted memory exceeds BYTES (512M, 2G, ...; implies --memory)")
+      ->type_name("BYTES");
   cmd->add_flag("-v,--verbose", args->verbose, "list every node, not only the ones that are not native");
   AddPlacementFlags(*cmd, args->placement);
   return [args] { return Check(*args); };

@@ -37,8 +37,11 @@ struct RunArgs {
   int level = 3;
   std::vector<std::string> disabled_passes;
   bool legalize = false;
+  bool no_memory_arena = false;
   std::string dump_ir;
-  bool profile = false;
+  std::string profile;           // --profile FILE: the Chrome trace
+  bool profile_summary = false;  // --profile-summary
+  size_t profile_top = 10;
 };
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -79,6 +82,7 @@ int Run(const RunArgs& a) {
   options.optimization_level = a.level;
   options.disabled_passes = a.disabled_passes;
   options.legalize = a.legalize;
+  options.memory_arena = !a.no_memory_arena;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -118,18 +122,30 @@ int Run(const RunArgs& a) {
   std::vector<double> times_ms;
   std::vector<NamedValue> outputs;
   RunStats stats;
-  std::vector<RunStats> profiled;  // every run but the first (warm-up) when there are several
+  const bool profiling = !a.profile.empty() || a.profile_summary;
+  std::vector<tools::ProfiledRun> profiled;  // every run but the first (warm-up) when there are several
   const int repeat = std::max(1, a.repeat);
   for (int r = 0; r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     stats = RunStats();
-    stats.profile = a.profile;
+    stats.profile = profiling;
     outputs = session->RunValues(inputs, &stats);
-    times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (a.profile && (r > 0 || repeat == 1)) profiled.push_back(stats);
+    const auto t1 = std::chrono::steady_clock::now();
+    times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (profiling && (r > 0 || repeat == 1)) {
+      const auto us = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
+      };
+      profiled.push_back({stats, us(t0), us(t1)});
+    }
   }
+  if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile);
   tools::Profile profile;
-  if (a.profile) profile = tools::SummarizeProfile(profiled);
+  if (a.profile_summary) {
+    std::vector<RunStats> runs;
+    for (auto& p : profiled) runs.push_back(std::move(p.stats));
+    profile = tools::SummarizeProfile(runs);
+  }
   if (!a.output_dir.empty()) {
     std::filesystem::create_directories(a.output_dir);
     for (const auto& [name, v] : outputs) {
@@ -174,18 +190,24 @@ int Run(const RunArgs& a) {
   j["session_ms"] = session_ms;
   j["latencies_ms"] = times_ms;
   j["peak_rss_kb"] = PeakRssKb();
-  j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
-  if (a.profile) {
-    auto rows = [](const std::vector<tools::ProfileRow>& v) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& r : v) {
-        out.push_back({{"name", r.name}, {"op", r.op}, {"count", r.count}, {"ms", r.ms}, {"percent", r.percent}});
-      }
-      return out;
-    };
-    j["profile"] = {{"runs", profile.runs}, {"total_ms", profile.total_ms}, {"by_op", rows(profile.by_op)},
-                    {"nodes", rows(profile.nodes)}};
+  {
+    // Predicted (before running, from static shapes) next to what the runs planned (measured).
+    const MemoryPrediction& p = session->PredictMemory();
+    nlohmann::json arenas = nlohmann::json::array();
+    for (const auto& s : session->arenas()) {
+      arenas.push_back({{"signature", s.signature}, {"arena_bytes", s.arena_bytes},
+                        {"lower_bound_bytes", s.lower_bound}, {"buffers", s.buffers}, {"blocks", s.blocks}});
+    }
+    j["memory"] = {{"predicted", {{"weights_bytes", p.weights_bytes}, {"kernel_bytes", p.kernel_bytes},
+                                  {"arena_bytes", p.arena_bytes}, {"lower_bound_bytes", p.lower_bound},
+                                  {"io_bytes", p.io_bytes}, {"total_bytes", p.total()},
+                                  {"unknown_values", p.unknown.size()}}},
+                   {"kernel_bytes_now", session->kernel_held_bytes()},
+                   {"arenas", arenas}};
   }
+  j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
+  if (a.profile_summary) j["profile"] = nlohmann::json::parse(tools::FormatProfileJson(profile));
+  if (!a.profile.empty()) j["profile_trace"] = a.profile;
   if (a.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -225,7 +247,11 @@ int Run(const RunArgs& a) {
     std::cout << "runs " << times_ms.size() << ": median " << Percentile(times_ms, 0.5) << " ms, p90 "
               << Percentile(times_ms, 0.9) << " ms (first " << times_ms.front() << " ms)\n";
   }
-  if (a.profile) std::cout << tools::FormatProfile(profile);
+  if (a.profile_summary) std::cout << tools::FormatProfile(profile, a.profile_top);
+  if (!a.profile.empty()) {
+    std::cout << "profile trace of " << profiled.size() << (profiled.size() == 1 ? " run" : " runs")
+              << " written to " << a.profile << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+  }
   if (!a.output_dir.empty()) std::cout << "outputs written to " << a.output_dir << "\n";
   return 0;
 }
@@ -251,12 +277,21 @@ Command AddRunCommand(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");
   cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
+  cmd->add_flag("--no-memory-arena", args->no_memory_arena,
+                "allocate every activation buffer on its own instead of from the arena planned after the first run "
+                "of each input shape");
   cmd->add_flag("--legalize", args->legalize,
                 "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
                 "exists (`ferry check` lists them as \"rewrite available\")");
-  cmd->add_flag("--profile", args->profile,
-                "time every node; print the median per op and the slowest nodes (the first of several runs is a "
-                "warm-up and not counted)");
+  cmd->add_option("--profile", args->profile,
+                  "time every node and write a Chrome trace (ui.perfetto.dev, chrome://tracing) of the runs to FILE: "
+                  "one event per node with its op, backend, shapes and bytes (the first of several runs is a "
+                  "warm-up and not traced)")
+      ->type_name("FILE");
+  cmd->add_flag("--profile-summary", args->profile_summary,
+                "time every node; print the median per op type and per node: ms, share, backend (with --json: a "
+                "\"profile\" key; the first of several runs is a warm-up and not counted)");
+  cmd->add_option("--profile-top", args->profile_top, "with --profile-summary: nodes listed (default 10, 0 = all)");
   cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   AddPlacementFlags(*cmd, args->placement);
   cmd->add_flag("--report", args->report,

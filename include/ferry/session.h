@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,6 +45,36 @@ struct SessionOptions {
   // at every optimization level (`ferry run --legalize`). With allow_fallback = false, "supported" means by the
   // first backend (or a plugin). Results differ from the op's own kernel by float rounding only.
   bool legalize = false;
+  // Fix these inputs' dims at creation ("batch" -> 1; like ONNX Runtime's free dimension overrides, `--shape`):
+  // the optimizer, the memory prediction and the kernels then see static shapes, and runs must feed exactly them.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Take activation buffers from a planned arena (src/runtime/arena.h) once a run has shown their sizes and
+  // lifetimes, one plan per input-shape signature (ONNX Runtime's memory pattern); false: allocate per buffer.
+  bool memory_arena = true;
+  // Bytes this session may need (0 = no limit): session creation fails with ResourceExhaustedError when the
+  // predicted memory (PredictMemory: weights, kernels' own copies, activation arena, inputs and outputs, for
+  // the inputs' static shapes) exceeds it. Runs are not limited: feeding larger shapes than predicted can use more.
+  int64_t memory_limit = 0;
+};
+
+// Memory a session needs for its inputs' static shapes, predicted without running it (`ferry check --memory`).
+struct MemoryPrediction {
+  int64_t weights_bytes = 0;  // initializers of the graph the session runs (after the optimizer)
+  int64_t kernel_bytes = 0;   // what kernels hold themselves: pre-packed or reordered weights
+  int64_t arena_bytes = 0;    // the planned activation arena
+  int64_t lower_bound = 0;    // the most activation bytes live at once: no arena can be smaller
+  int64_t io_bytes = 0;       // graph inputs and outputs
+  // Values whose size the shapes do not determine (counted as 0), e.g. "'y': shape float32[N,3] is not static".
+  std::vector<std::string> unknown;
+  int64_t total() const { return weights_bytes + kernel_bytes + arena_bytes + io_bytes; }
+};
+
+// An activation arena a run planned (measured: Session::arenas()).
+struct ArenaStats {
+  std::string signature;  // the input dtypes and shapes it serves
+  int64_t arena_bytes = 0, lower_bound = 0;
+  size_t buffers = 0;  // activation buffers planned in it
+  size_t blocks = 0;   // arenas allocated (one per concurrent run)
 };
 
 // Static description of a graph input or output. Unknown or symbolic dims are -1; `dim_names` holds the symbol
@@ -59,12 +90,26 @@ struct IoInfo {
 
 using NamedValue = std::pair<std::string, Value>;
 
+// One input or output of a profiled step, as the run saw it.
+struct StepValue {
+  std::string name;            // value name; "" for an omitted optional input or output
+  std::string dtype;           // "float32", ...; "sequence(float32)" for a sequence; "none" for an empty optional
+  std::vector<int64_t> shape;  // a tensor's dims; a sequence's length
+  int64_t bytes = 0;           // storage bytes (a sequence: of all its tensors)
+};
+
 // Wall time of one node (or copy step) in one run.
 struct NodeTime {
   std::string node;  // node name; "copy 'VALUE' to DEVICE" for a copy step
   std::string op;    // "Conv", "ai.ferry::BlockedConv", "copy"
   std::string graph; // "main" or the subgraph's name
   double ms = 0;
+  // When the step started: microseconds of std::chrono::steady_clock (since its epoch), so a caller can place
+  // the step against its own steady_clock reads (a trace's timeline).
+  double start_us = 0;
+  std::string backend;  // the backend that ran the node ("cpu", "ref", a plugin's name); "copy" for a copy step
+  std::vector<StepValue> inputs, outputs;  // read after the step ran
+  int64_t input_bytes = 0, output_bytes = 0;
 };
 
 // What one run did besides computing.
@@ -72,7 +117,8 @@ struct RunStats {
   int64_t copies = 0;        // copies between devices (subgraph runs included)
   int64_t bytes_copied = 0;
   // Set before the run to time every step: node_times then lists them in run order (subgraph steps each time
-  // they run). Costs two clock reads per step.
+  // they run), with the backend and the input/output types of each. Costs two clock reads per step (and the
+  // NodeTime records); nothing when false.
   bool profile = false;
   std::vector<NodeTime> node_times;
 };
@@ -94,6 +140,16 @@ class Session {
   // The graph this session runs (after the optimizer's passes), in the text form of src/ir/dump.h
   // (`ferry run --dump-ir`). For reading, not parsing: the format may change.
   std::string DumpIr() const;
+  // Predicted memory for the inputs' shapes (SessionOptions::input_shapes fixes symbolic ones); see
+  // MemoryPrediction. No run, no allocation of activations; computed on the first call. Kernels pack their
+  // weights at creation when their input shapes are static; with symbolic shapes they pack on their first run,
+  // so kernel_bytes counts only what they hold at the first call.
+  const MemoryPrediction& PredictMemory() const;
+  // The activation arenas planned by the runs so far (most recently used first; at most 8 signatures).
+  std::vector<ArenaStats> arenas() const;
+  // What the kernels hold for themselves now (pre-packed weights; kernels that pack per input shape add to it
+  // as they run).
+  int64_t kernel_held_bytes() const;
 
   // Run the model. Every required input must be given by name; dtypes and static dims are checked
   // (InvalidArgumentError naming the input, expected vs got). Thread-safe.

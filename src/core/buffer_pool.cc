@@ -1,5 +1,6 @@
 #include "core/buffer_pool.h"
 
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <map>
@@ -57,9 +58,14 @@ void* Take(size_t size) {
   return p;
 }
 
+std::atomic<uint64_t> g_allocations{0};
+
 }  // namespace
 
+uint64_t BufferAllocationCount() { return g_allocations.load(std::memory_order_relaxed); }
+
 std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   const size_t rounded = std::max<size_t>((bytes + 63) / 64 * 64, 64);
   if (rounded < kPoolMinBytes) {
     void* p = ::operator new(rounded, kAlign, std::nothrow);

@@ -3,10 +3,13 @@
 // in) on every run. Blocks are grouped in size classes 1/8 of a power of two apart (at most 12.5% slack); the
 // pool keeps at most kPoolCapBytes of free blocks and frees the rest. Thread-safe.
 //
-// An interim measure: the memory planner (one arena per plan, no allocation in steady state) replaces it.
+// Activations of a top-level graph come from the executor's planned arena instead (src/runtime/arena.h) once a
+// run has shown their sizes and lifetimes; this pool serves everything else (graph outputs, subgraph values,
+// kernel temporaries, the first run of each input-shape signature).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace ferry {
@@ -20,5 +23,9 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero);
 
 // Bytes currently held by the pool's free lists (for tests and reports).
 size_t PooledBytes();
+
+// Buffers AllocateBuffer has handed out in this process so far (pooled or not): tests count the allocations a
+// run makes with it.
+uint64_t BufferAllocationCount();
 
 }  // namespace ferry

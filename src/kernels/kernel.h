@@ -23,11 +23,22 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void Compute(KernelContext& ctx) const = 0;
+  // Bytes the kernel holds for itself beyond its node's tensors, such as weights pre-packed at creation
+  // (Session::PredictMemory counts them). 0 by default.
+  virtual int64_t held_bytes() const { return 0; }
 };
 
 // Runs a subgraph (If/Loop/Scan body) with the given formal inputs; outer-scope values are resolved from
 // the calling frame. Provided by the executor.
 using SubgraphRunner = std::function<std::vector<Value>(const ir::Graph& body, std::vector<Value> inputs)>;
+
+// Where KernelContext::Output/OutputUninitialized take their buffers from when the executor gives one (its
+// activation arena, src/runtime/arena.h): returns false to let the context allocate as usual.
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  virtual bool Allocate(int output, DataType dtype, const Shape& shape, bool zero, Tensor* out) = 0;
+};
 
 class KernelContext {
  public:
@@ -69,6 +80,8 @@ class KernelContext {
   Tensor* ReuseInput(int k, int i, DataType dtype, const Shape& shape);
 
   int threads() const { return threads_; }
+  // Output buffers come from `allocator` (not owned; nullptr: the default allocator) from now on.
+  void set_output_allocator(OutputAllocator* allocator) { allocator_ = allocator; }
   std::vector<Value> RunSubgraph(const ir::Graph& body, std::vector<Value> inputs) const {
     return subgraphs_(body, std::move(inputs));
   }
@@ -83,6 +96,7 @@ class KernelContext {
   int threads_;
   SubgraphRunner subgraphs_;
   std::span<const char> reusable_;
+  OutputAllocator* allocator_ = nullptr;
 };
 
 }  // namespace ferry

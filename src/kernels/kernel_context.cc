@@ -27,7 +27,12 @@ Tensor& KernelContext::Output(int i, DataType dtype, Shape shape) {
     throw InternalError(Describe() + ": kernel wrote output " + std::to_string(i) + " which is not requested");
   }
   auto& slot = outputs_[static_cast<size_t>(i)];
-  slot = Value(Tensor(dtype, std::move(shape)));
+  Tensor t;
+  if (allocator_ && dtype != DataType::kString && allocator_->Allocate(i, dtype, shape, /*zero=*/true, &t)) {
+    slot = Value(std::move(t));
+  } else {
+    slot = Value(Tensor(dtype, std::move(shape)));
+  }
   return slot.tensor();
 }
 
@@ -36,7 +41,12 @@ Tensor& KernelContext::OutputUninitialized(int i, DataType dtype, Shape shape) {
     throw InternalError(Describe() + ": kernel wrote output " + std::to_string(i) + " which is not requested");
   }
   auto& slot = outputs_[static_cast<size_t>(i)];
-  slot = Value(Tensor::Uninitialized(dtype, std::move(shape)));
+  Tensor t;
+  if (allocator_ && dtype != DataType::kString && allocator_->Allocate(i, dtype, shape, /*zero=*/false, &t)) {
+    slot = Value(std::move(t));
+  } else {
+    slot = Value(Tensor::Uninitialized(dtype, std::move(shape)));
+  }
   return slot.tensor();
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ferry/error.h"
+#include "runtime/value_reads.h"
 
 namespace ferry::runtime {
 
@@ -14,6 +15,7 @@ struct Executor::CompiledGraph {
     const ir::Node* node = nullptr;  // a kernel step, or
     const CopyPlan* copy = nullptr;  // a copy step (in: the value where it lives, out: its copy)
     const OpKernel* kernel = nullptr;
+    const Backend* backend = nullptr;  // the backend running `kernel` (named in profiles)
     std::vector<int> in, out;  // slot per input/output; -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
     // Per input: its value dies at this step and came from a node of this graph (not a graph input, initializer
@@ -40,24 +42,6 @@ struct Executor::Frame {
 
 namespace {
 
-bool IsAncestor(const ir::Graph* maybe_ancestor, const ir::Graph* g) {
-  for (const ir::Graph* p = g->parent(); p; p = p->parent()) {
-    if (p == maybe_ancestor) return true;
-  }
-  return false;
-}
-
-// Values read by `node` or, recursively, by nodes and outputs of its subgraphs.
-void CollectReads(const ir::Node& node, std::vector<const ir::Value*>& out) {
-  for (const ir::Value* v : node.inputs()) {
-    if (v) out.push_back(v);
-  }
-  for (const ir::Graph* sub : node.subgraphs()) {
-    for (const auto& n : sub->nodes()) CollectReads(*n, out);
-    for (const ir::Value* v : sub->outputs()) out.push_back(v);
-  }
-}
-
 double ElapsedMs(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
@@ -77,14 +61,49 @@ Value CopyValue(const CopyPlan& c, const Value& v) {
   return c.to->CopyToDevice(c.from ? c.from->CopyToHost(v) : v);
 }
 
+// ---- profiling (RunStats::profile) ----
+
+// The step's record: it started at `started` and took `ms`.
+NodeTime ProfiledStep(std::chrono::steady_clock::time_point started, double ms, std::string node, std::string op,
+                      std::string graph, std::string backend) {
+  NodeTime t;
+  t.ms = ms;
+  t.start_us = std::chrono::duration<double, std::micro>(started.time_since_epoch()).count();
+  t.node = std::move(node);
+  t.op = std::move(op);
+  t.graph = std::move(graph);
+  t.backend = std::move(backend);
+  return t;
+}
+
+// "main" for the top graph, else the subgraph's name.
+std::string GraphLabel(const ir::Graph& g) { return g.parent() ? g.name() : "main"; }
+
+void AddStepValue(std::vector<StepValue>& out, int64_t& bytes, const std::string& name, const Value* v) {
+  StepValue s;
+  s.name = name;
+  if (!v || v->is_none()) {
+    s.dtype = "none";
+  } else if (v->is_tensor()) {
+    s.dtype = std::string(DataTypeName(v->tensor().dtype()));
+    s.shape = v->tensor().shape();
+  } else if (v->is_sequence()) {
+    s.dtype = "sequence(" + std::string(DataTypeName(v->sequence().elem_type)) + ")";
+    s.shape = {static_cast<int64_t>(v->sequence().tensors.size())};
+  }
+  s.bytes = v ? ValueBytes(*v) : 0;
+  bytes += s.bytes;
+  out.push_back(std::move(s));
+}
+
 std::string CopyDescription(const CopyPlan& c) {
   return "copy of '" + c.value->name() + "' from " + c.from_device + " to " + c.to_device + " (" + c.reason + ")";
 }
 
 }  // namespace
 
-Executor::Executor(const ir::Model& model, const Placement& placement, int threads)
-    : model_(model), threads_(threads) {
+Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena)
+    : model_(model), threads_(threads), memory_arena_(memory_arena) {
   Compile(*model.graph, placement);
 }
 
@@ -97,7 +116,7 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
     auto [it, inserted] = cg->slot_of.emplace(v, cg->num_slots);
     if (inserted) {
       ++cg->num_slots;
-      if (v->owner() != &g && IsAncestor(v->owner(), &g)) cg->captures.emplace_back(it->second, v);
+      if (v->owner() != &g && IsAncestorGraph(v->owner(), &g)) cg->captures.emplace_back(it->second, v);
     }
     return it->second;
   };
@@ -148,6 +167,7 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
     CompiledGraph::Step step;
     step.node = &n;
     step.kernel = kernels_.back().get();
+    step.backend = found->second.backend;
     for (size_t k = 0; k < n.num_inputs(); ++k) {
       const ir::Value* v = n.input(k);
       if (!v) {
@@ -163,10 +183,10 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
       if (s >= 0) last_use[s] = step_index;
     }
     std::vector<const ir::Value*> reads;
-    CollectReads(n, reads);
+    CollectNodeReads(n, reads);
     for (const ir::Value* v : reads) {
       // Reads of values defined inside the node's own subgraphs are not reads of this graph.
-      if (v->owner() == &g || IsAncestor(v->owner(), &g)) last_use[slot(v)] = step_index;
+      if (v->owner() == &g || IsAncestorGraph(v->owner(), &g)) last_use[slot(v)] = step_index;
     }
     cg->steps.push_back(std::move(step));
     for (const ir::Graph* sub : n.subgraphs()) Compile(*sub, placement);
@@ -196,12 +216,75 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
   compiled_[&g] = std::move(cg);
 }
 
+namespace {
+
+// The arena plan's key: every input's kind, dtype and shape.
+std::string InputSignature(const std::vector<Value>& inputs) {
+  std::string sig;
+  for (const Value& v : inputs) {
+    if (v.is_tensor()) {
+      sig += std::string(DataTypeName(v.tensor().dtype())) + ShapeToString(v.tensor().shape());
+    } else if (v.is_none()) {
+      sig += "none";
+    } else {
+      sig += "value";  // sequences, optionals: the plan may not fit, and then falls back per output
+    }
+    sig += ';';
+  }
+  return sig;
+}
+
+}  // namespace
+
 std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) const {
-  return RunGraph(*compiled_.at(model_.graph.get()), std::move(inputs), nullptr, stats);
+  const CompiledGraph& top = *compiled_.at(model_.graph.get());
+  if (!memory_arena_) return RunGraph(top, std::move(inputs), nullptr, stats);
+  const std::string signature = InputSignature(inputs);
+  std::shared_ptr<ArenaPlan> plan;
+  {
+    std::lock_guard lock(arenas_mu_);
+    for (auto it = arenas_.begin(); it != arenas_.end(); ++it) {
+      if (it->first != signature) continue;
+      plan = it->second;
+      arenas_.splice(arenas_.begin(), arenas_, it);
+      break;
+    }
+  }
+  if (plan) {
+    ArenaRun arena(plan);
+    return RunGraph(top, std::move(inputs), nullptr, stats, &arena);
+  }
+  ArenaRecorder recorder;
+  std::vector<Value> result = RunGraph(top, std::move(inputs), nullptr, stats, &recorder);
+  plan = recorder.Finish(static_cast<int>(top.steps.size()));
+  if (plan) {
+    std::lock_guard lock(arenas_mu_);
+    const bool known = std::any_of(arenas_.begin(), arenas_.end(), [&](const auto& e) { return e.first == signature; });
+    if (!known) {
+      arenas_.emplace_front(signature, std::move(plan));
+      if (arenas_.size() > kMaxArenaPlans) arenas_.pop_back();
+    }
+  }
+  return result;
+}
+
+int64_t Executor::kernel_held_bytes() const {
+  int64_t total = 0;
+  for (const auto& k : kernels_) total += k->held_bytes();
+  return total;
+}
+
+std::vector<Executor::ArenaInfo> Executor::arenas() const {
+  std::lock_guard lock(arenas_mu_);
+  std::vector<ArenaInfo> out;
+  for (const auto& [signature, plan] : arenas_) {
+    out.push_back({signature, plan->arena_bytes(), plan->lower_bound(), plan->slices().size(), plan->blocks_created()});
+  }
+  return out;
 }
 
 std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                                      RunStats* stats) const {
+                                      RunStats* stats, StepAllocator* arena) const {
   Frame frame;
   frame.cg = &cg;
   frame.parent = parent;
@@ -231,7 +314,9 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   std::vector<const Value*> ins;
   std::vector<Value> outs;
   const bool profile = stats && stats->profile;
-  for (const auto& step : cg.steps) {
+  for (size_t step_index = 0; step_index < cg.steps.size(); ++step_index) {
+    const auto& step = cg.steps[step_index];
+    if (arena) arena->set_step(static_cast<int>(step_index));
     const auto started = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (step.copy) {
       const Value& src = frame.slots[static_cast<size_t>(step.in[0])];
@@ -249,7 +334,12 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
         stats->bytes_copied += ValueBytes(src);
       }
       if (profile) {
-        stats->node_times.push_back({CopyDescription(*step.copy), "copy", cg.graph->name(), ElapsedMs(started)});
+        const double ms = ElapsedMs(started);
+        NodeTime t = ProfiledStep(started, ms, CopyDescription(*step.copy), "copy", GraphLabel(*cg.graph), "copy");
+        AddStepValue(t.inputs, t.input_bytes, step.copy->value->name(), &src);
+        AddStepValue(t.outputs, t.output_bytes, step.copy->value->name(),
+                     &frame.slots[static_cast<size_t>(step.out[0])]);
+        stats->node_times.push_back(std::move(t));
       }
       for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
       continue;
@@ -260,6 +350,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     }
     outs.assign(step.out.size(), Value());
     KernelContext ctx(*step.node, ins, outs, threads_, runner, step.reusable);
+    ctx.set_output_allocator(arena);
     try {
       step.kernel->Compute(ctx);
     } catch (const Error&) {
@@ -273,16 +364,31 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
       if (step.out[k] >= 0) frame.slots[static_cast<size_t>(step.out[k])] = std::move(outs[k]);
     }
     if (profile) {
+      const double ms = ElapsedMs(started);
       const ir::Node& n = *step.node;
-      stats->node_times.push_back(
-          {n.name(), n.domain().empty() ? n.op_type() : n.domain() + "::" + n.op_type(), cg.graph->name(),
-           ElapsedMs(started)});
+      std::string op = n.domain().empty() ? n.op_type() : n.domain() + "::" + n.op_type();
+      NodeTime t = ProfiledStep(started, ms, n.name(), std::move(op), GraphLabel(*cg.graph),
+                                step.backend ? step.backend->name() : "");
+      for (size_t k = 0; k < step.in.size(); ++k) {
+        const ir::Value* v = n.input(k);
+        AddStepValue(t.inputs, t.input_bytes, v ? v->name() : "", ins[k]);
+      }
+      for (size_t k = 0; k < step.out.size(); ++k) {
+        const ir::Value* v = n.output(k);
+        AddStepValue(t.outputs, t.output_bytes, v ? v->name() : "",
+                     step.out[k] >= 0 ? &frame.slots[static_cast<size_t>(step.out[k])] : nullptr);
+      }
+      stats->node_times.push_back(std::move(t));
     }
     for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
   }
   std::vector<Value> result;
   result.reserve(cg.output_slots.size());
   for (int s : cg.output_slots) result.push_back(frame.slots[static_cast<size_t>(s)]);
+  // Values nobody read die here, at the end of the run (the arena recorder times their release).
+  if (arena) arena->set_step(static_cast<int>(cg.steps.size()));
+  frame.slots.clear();
+  outs.clear();
   return result;
 }
 

@@ -4,7 +4,9 @@
 // caller's stack.
 #pragma once
 
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "ferry/value.h"
 #include "ir/graph.h"
 #include "kernels/kernel.h"
+#include "runtime/arena.h"
 #include "runtime/placement.h"
 
 namespace ferry::runtime {
@@ -22,7 +25,8 @@ class Executor {
  public:
   // Creates kernels for every node of `graph` and its subgraphs as `placement` decided. Throws ferry::Error
   // naming the node when a kernel rejects its node.
-  Executor(const ir::Model& model, const Placement& placement, int threads);
+  // `memory_arena`: plan activation arenas per input-shape signature (runtime/arena.h).
+  Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true);
   ~Executor();
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
@@ -31,16 +35,31 @@ class Executor {
 
   struct CompiledGraph;
 
+  // The activation arenas planned so far (src/runtime/arena.h), one per input-shape signature, newest first.
+  struct ArenaInfo {
+    std::string signature;  // input dtypes and shapes
+    int64_t arena_bytes = 0, lower_bound = 0;
+    size_t slices = 0, blocks = 0;  // planned buffers; arenas allocated (one per concurrent run)
+  };
+  std::vector<ArenaInfo> arenas() const;
+  // What the kernels hold for themselves (OpKernel::held_bytes: pre-packed weights), summed.
+  int64_t kernel_held_bytes() const;
+
  private:
   struct Frame;
   void Compile(const ir::Graph& graph, const Placement& placement);
   std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                              RunStats* stats) const;
+                              RunStats* stats, StepAllocator* arena = nullptr) const;
 
   const ir::Model& model_;
   int threads_;
+  bool memory_arena_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<CompiledGraph>> compiled_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
+  // Most recently used first; at most kMaxArenaPlans.
+  static constexpr size_t kMaxArenaPlans = 8;
+  mutable std::mutex arenas_mu_;
+  mutable std::list<std::pair<std::string, std::shared_ptr<ArenaPlan>>> arenas_;
 };
 
 }  // namespace ferry::runtime

@@ -1,6 +1,7 @@
 // Session orchestrates the stages (import -> inline functions -> place -> compile -> run); it owns no algorithm.
 #include "ferry/session.h"
 
+#include <mutex>
 #include <thread>
 
 #include "backends/backend.h"
@@ -8,7 +9,10 @@
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
 #include "passes/pass_manager.h"
+#include "core/human_format.h"
 #include "runtime/executor.h"
+#include "runtime/fix_input_shapes.h"
+#include "runtime/memory_estimate.h"
 #include "runtime/placement.h"
 #include "runtime/type_inference.h"
 
@@ -22,6 +26,8 @@ struct Session::Impl {
   std::vector<const ir::Value*> required;  // graph inputs the caller must feed, in inputs order
   PlacementReport placement;
   passes::PassReport passes;
+  std::once_flag predicted_once;
+  MemoryPrediction predicted;
 };
 
 namespace {
@@ -58,6 +64,7 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
       runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
   if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
   ir::InlineModelFunctions(*model);
+  if (!options.input_shapes.empty()) runtime::FixInputShapes(*model, options.input_shapes);
   runtime::InferTypes(*model);
   passes::PassContext pass_context{.level = options.optimization_level,
                                    .disabled = {options.disabled_passes.begin(), options.disabled_passes.end()},
@@ -78,7 +85,8 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   runtime::RequireFullPlacement(*model, placement);
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
-  impl->executor = std::make_unique<runtime::Executor>(*model, placement, impl->options.threads);
+  impl->executor =
+      std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena);
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
     impl->required.push_back(v);
@@ -86,6 +94,28 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   for (const ir::Value* v : model->graph->outputs()) impl->outputs.push_back(MakeIoInfo(*v));
   impl->model = std::move(model);
   return impl;
+}
+
+MemoryPrediction Predict(const Session::Impl& impl) {
+  const runtime::GraphMemoryEstimate e = runtime::EstimateGraphMemory(*impl.model->graph);
+  MemoryPrediction p;
+  p.weights_bytes = e.weights_bytes;
+  p.kernel_bytes = impl.executor->kernel_held_bytes();
+  p.arena_bytes = e.arena_bytes;
+  p.lower_bound = e.lower_bound;
+  p.io_bytes = e.io_bytes;
+  p.unknown = e.unknown;
+  return p;
+}
+
+void CheckMemoryLimit(const ir::Model& model, const MemoryPrediction& p, int64_t limit) {
+  if (p.total() <= limit) return;
+  throw ResourceExhaustedError(
+      model.Describe() + ": predicted memory " + HumanBytes(p.total()) + " exceeds the memory limit of " +
+      HumanBytes(limit) + " (weights " + HumanBytes(p.weights_bytes) + ", kernels' packed copies " +
+      HumanBytes(p.kernel_bytes) + ", activation arena " + HumanBytes(p.arena_bytes) + ", inputs and outputs " +
+      HumanBytes(p.io_bytes) + ")" +
+      (p.unknown.empty() ? "" : "; " + std::to_string(p.unknown.size()) + " value(s) of unknown size not counted"));
 }
 
 void CheckInput(const ir::Model& model, const ir::Value& decl, const Value& v) {
@@ -123,12 +153,33 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 std::unique_ptr<Session> Session::Create(const std::string& model_path, const SessionOptions& options) {
-  return std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromFile(model_path), options)));
+  auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromFile(model_path), options)));
+  if (options.memory_limit > 0) {
+    CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
+  }
+  return session;
 }
 
 std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes, const SessionOptions& options,
                                                   const std::string& base_dir) {
-  return std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromBytes(bytes, base_dir), options)));
+  auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromBytes(bytes, base_dir), options)));
+  if (options.memory_limit > 0) {
+    CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
+  }
+  return session;
+}
+
+const MemoryPrediction& Session::PredictMemory() const {
+  std::call_once(impl_->predicted_once, [this] { impl_->predicted = Predict(*impl_); });
+  return impl_->predicted;
+}
+
+int64_t Session::kernel_held_bytes() const { return impl_->executor->kernel_held_bytes(); }
+
+std::vector<ArenaStats> Session::arenas() const {
+  std::vector<ArenaStats> out;
+  for (const auto& a : impl_->executor->arenas()) out.push_back({a.signature, a.arena_bytes, a.lower_bound, a.slices, a.blocks});
+  return out;
 }
 
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }

@@ -21,6 +21,7 @@
 #include "core/human_format.h"
 #include "ferry/error.h"
 #include "tools/check_html_assets.h"
+#include "tools/profile_overlay.h"
 
 namespace ferry::tools {
 namespace {
@@ -191,6 +192,69 @@ std::vector<std::pair<int, int>> GraphEdges(const CheckReport& r) {
   return edges;
 }
 
+// ---- profile overlay (--profile TRACE) --------------------------------------------------------------------
+
+std::string FormatPercent(double percent) {
+  if (percent > 0 && percent < 0.05) return "<0.1%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", percent);
+  return buf;
+}
+
+std::string FormatMs(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f ms" : ms >= 1 ? "%.2f ms" : "%.3f ms", ms);
+  return buf;
+}
+
+// The heat tint of a share: sqrt(share / largest share) along light cream -> orange.
+std::string HeatColor(double percent, double max_percent) {
+  static constexpr std::array<std::array<double, 3>, 4> kStops = {
+      {{255, 245, 235}, {253, 208, 162}, {253, 141, 60}, {230, 85, 13}}};
+  const double t = max_percent > 0 ? std::sqrt(std::clamp(percent / max_percent, 0.0, 1.0)) : 0;
+  const double x = t * (kStops.size() - 1);
+  const size_t k = std::min(static_cast<size_t>(x), kStops.size() - 2);
+  const double f = x - static_cast<double>(k);
+  const auto channel = [&](size_t c) {
+    return static_cast<int>(std::lround(kStops[k][c] + f * (kStops[k + 1][c] - kStops[k][c])));
+  };
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", channel(0), channel(1), channel(2));
+  return buf;
+}
+
+bool IsMain(const std::string& graph) { return graph.empty() || graph == "main"; }
+
+constexpr const char* kNoTimeFill = "#e4e6ea";
+
+std::string NodeFill(const NodeTiming& t, double max_percent) {
+  return t.kind == NodeTiming::Kind::kTimed ? HeatColor(t.percent, max_percent) : kNoTimeFill;
+}
+
+// The node's third label line: "12.3% · 0.456 ms", "fused into conv1", "no time".
+std::string TimeLabel(const NodeTiming& t) {
+  switch (t.kind) {
+    case NodeTiming::Kind::kTimed: return FormatPercent(t.percent) + " \u00b7 " + FormatMs(t.ms);
+    case NodeTiming::Kind::kFused: return "fused into " + t.fused_into;
+    case NodeTiming::Kind::kNone: break;
+  }
+  return "no time recorded";
+}
+
+// The details panel's line.
+std::string TimeText(const NodeTiming& t, int runs) {
+  if (t.kind == NodeTiming::Kind::kFused) return "no step of its own: fused into " + t.fused_into;
+  if (t.kind == NodeTiming::Kind::kNone) {
+    return "no time recorded (removed or folded by the optimizer, or not run)";
+  }
+  std::string s = FormatPercent(t.percent) + " of the run time, " + FormatMs(t.ms) + " (median of " +
+                  std::to_string(runs) + (runs == 1 ? " run)" : " runs)");
+  if (t.count > 1) s += ", " + std::to_string(t.count) + " times per run";
+  if (!t.backend.empty()) s += " on " + t.backend;
+  if (!t.ran_as.empty()) s += "; ran as " + t.ran_as;
+  return s;
+}
+
 // ---- Graphviz -----------------------------------------------------------------------------------------------
 
 struct Drawing {
@@ -238,7 +302,7 @@ struct GraphvizSession {
 
 // Inserts the data attributes after each node group's id (Graphviz writes `<g id="ferry_node_12" class=...>`;
 // '<' never occurs unescaped in its text, so the search cannot match inside a label).
-std::string AnnotateSvg(std::string_view svg, const CheckReport& r) {
+std::string AnnotateSvg(std::string_view svg, const CheckReport& r, const ProfileOverlay* overlay) {
   std::string out;
   out.reserve(svg.size() + r.nodes.size() * 120);
   static constexpr std::string_view kTag = "<g id=\"ferry_node_";
@@ -264,13 +328,14 @@ std::string AnnotateSvg(std::string_view svg, const CheckReport& r) {
     out += " data-index=\"" + std::to_string(index) + "\" data-node=\"" + HtmlEscape(n.name) + "\" data-op=\"" +
            HtmlEscape(QualifiedOp(n)) + "\" data-verdict=\"" + VerdictName(n.verdict) + "\" data-layer=\"" +
            LayerName(n.layer) + "\" data-backend=\"" + HtmlEscape(n.backend) + "\"";
+    if (overlay) out += " data-time=\"" + HtmlEscape(TimeLabel(overlay->nodes[index])) + "\"";
     pos = end;
   }
   out.append(svg.substr(pos));
   return out;
 }
 
-Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& edges) {
+Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& edges, const ProfileOverlay* overlay) {
   Drawing d;
   std::lock_guard<std::mutex> lock(GraphvizMutex());
   std::string errors;
@@ -324,11 +389,16 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
         const int v = VerdictIndex(n.verdict);
         Set(node, "id", id);
         Set(node, "class", VerdictName(n.verdict));
-        Set(node, "fillcolor", kFill[v]);
+        Set(node, "fillcolor", overlay ? NodeFill(overlay->nodes[i], overlay->max_percent) : kFill[v]);
         Set(node, "color", kStroke[v]);
         std::string label = GraphvizLabelEscape(ElideMiddle(QualifiedOp(n), 32));
         const std::string name = n.name.empty() ? "#" + std::to_string(i) : n.name;
         label += "\\n" + GraphvizLabelEscape(ElideMiddle(name, 30));
+        if (overlay) {
+          const NodeTiming& t = overlay->nodes[i];
+          label += "\\n" + GraphvizLabelEscape(ElideMiddle(TimeLabel(t), 34));
+          if (t.kind != NodeTiming::Kind::kTimed) Set(node, "fontcolor", "#5f6b7a");
+        }
         Set(node, "label", label);
         if (n.graph != "main" && !n.graph.empty()) {
           Agraph_t*& sub = clusters[n.graph];
@@ -355,7 +425,7 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
         if (gvRenderData(s.gvc, g, "svg", &data, &length) == 0 && data) {
           std::string_view svg(data, length);
           const size_t begin = svg.find("<svg");
-          if (begin != std::string_view::npos) d.svg = AnnotateSvg(svg.substr(begin), r);
+          if (begin != std::string_view::npos) d.svg = AnnotateSvg(svg.substr(begin), r, overlay);
         }
         if (data) gvFreeRenderData(data);
       }
@@ -374,7 +444,7 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
 
 // ---- page ---------------------------------------------------------------------------------------------------
 
-std::string NodeJson(const NodeCheck& n) {
+std::string NodeJson(const NodeCheck& n, const std::string& time) {
   std::string j = "{\"name\":" + JsonString(n.name) + ",\"op\":" + JsonString(n.op) +
                   ",\"domain\":" + JsonString(n.domain.empty() ? "ai.onnx" : n.domain) +
                   ",\"opset\":" + std::to_string(n.opset) + ",\"graph\":" + JsonString(n.graph) +
@@ -389,8 +459,9 @@ std::string NodeJson(const NodeCheck& n) {
   }
   j += "],\"inputs\":" + JsonStrings(n.inputs) + ",\"input_types\":" + JsonStrings(n.input_types) +
        ",\"outputs\":" + JsonStrings(n.outputs) + ",\"output_types\":" + JsonStrings(n.output_types) +
-       ",\"flops\":" + JsonNumber(n.flops) + "}";
-  return j;
+       ",\"flops\":" + JsonNumber(n.flops);
+  if (!time.empty()) j += ",\"time\":" + JsonString(time);
+  return j + "}";
 }
 
 void Card(std::ostringstream& os, const char* cls, const std::string& key, const std::string& value,
@@ -507,16 +578,70 @@ void OpsTable(std::ostringstream& os, const CheckReport& r) {
   os << "</table>\n";
 }
 
-void NodeGrid(std::ostringstream& os, const CheckReport& r) {
+void NodeGrid(std::ostringstream& os, const CheckReport& r, const ProfileOverlay* overlay) {
   os << "<div class=\"grid\">\n";
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     const NodeCheck& n = r.nodes[i];
     os << "<div class=\"node gnode " << VerdictName(n.verdict) << "\" id=\"ferry_node_" << i << "\" data-index=\"" << i
        << "\" data-node=\"" << HtmlEscape(n.name) << "\" data-op=\"" << HtmlEscape(QualifiedOp(n))
        << "\" data-verdict=\"" << VerdictName(n.verdict) << "\" data-layer=\"" << LayerName(n.layer)
-       << "\" data-backend=\"" << HtmlEscape(n.backend) << "\">" << HtmlEscape(n.op) << "</div>\n";
+       << "\" data-backend=\"" << HtmlEscape(n.backend) << "\"";
+    if (overlay) {
+      const NodeTiming& t = overlay->nodes[i];
+      os << " data-time=\"" << HtmlEscape(TimeLabel(t)) << "\" style=\"background:"
+         << NodeFill(t, overlay->max_percent) << "\">" << HtmlEscape(n.op)
+         << (t.kind == NodeTiming::Kind::kTimed ? " " + HtmlEscape(FormatPercent(t.percent)) : "") << "</div>\n";
+    } else {
+      os << ">" << HtmlEscape(n.op) << "</div>\n";
+    }
   }
   os << "</div>\n";
+}
+
+// The legend of the profile overlay: the heat scale, the grey of nodes without time, what the outline means.
+std::string TimeLegend(const ProfileOverlay& o) {
+  std::string scale;
+  for (int k = 0; k <= 4; ++k) {
+    scale += (k ? "," : "") + HeatColor(o.max_percent * (k / 4.0) * (k / 4.0), o.max_percent);
+  }
+  return "<span class=\"legend\" id=\"time-legend\"><span><span class=\"sw\" style=\"width:64px;background:"
+         "linear-gradient(to right," + scale + ")\"></span>share of run time, 0&ndash;" +
+         HtmlEscape(FormatPercent(o.max_percent)) + "</span><span><span class=\"sw\" style=\"background:" +
+         kNoTimeFill + "\"></span>no time recorded / fused</span><span>outline: verdict</span></span>";
+}
+
+// The slowest nodes of the profile, in the report's terms.
+void TimeTable(std::ostringstream& os, const CheckReport& r, const ProfileOverlay& o, const Profile& p,
+               const std::string& source) {
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    if (o.nodes[i].kind == NodeTiming::Kind::kTimed) rows.push_back(i);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return o.nodes[a].ms > o.nodes[b].ms; });
+  constexpr size_t kShown = 25;
+  os << "<h2 id=\"time\">Time by node (" << std::min(rows.size(), kShown) << " slowest of " << rows.size()
+     << ")</h2>\n<p class=\"empty\">From <code>" << HtmlEscape(source) << "</code>: median of " << p.runs
+     << (p.runs == 1 ? " run" : " runs") << ", " << HtmlEscape(FormatMs(p.total_ms)) << " in " << p.steps
+     << " steps. " << o.timed << " nodes have time, " << o.fused << " were fused into another node's step, " << o.none
+     << " have no time recorded";
+  if (o.other_percent > 0) {
+    os << "; " << HtmlEscape(FormatPercent(o.other_percent))
+       << " of the time is in steps that are no node of this graph (layout reorders, copies)";
+  }
+  os << ".</p>\n<table id=\"time-table\"><tr><th>node</th><th>op</th><th>ran as</th><th>backend</th>"
+        "<th class=\"num\">ms</th><th class=\"num\">share</th><th class=\"num\">count</th></tr>\n";
+  for (size_t k = 0; k < std::min(rows.size(), kShown); ++k) {
+    const size_t i = rows[k];
+    const NodeCheck& n = r.nodes[i];
+    const NodeTiming& t = o.nodes[i];
+    os << "<tr data-ref=\"" << i << "\"><td class=\"name\"><a>"
+       << HtmlEscape(IsMain(n.graph) ? n.name : n.graph + "/" + n.name) << "</a></td><td class=\"mono\">"
+       << HtmlEscape(QualifiedOp(n)) << "</td><td class=\"mono\">" << HtmlEscape(t.ran_as) << "</td><td>"
+       << HtmlEscape(t.backend) << "</td><td class=\"num\">" << HtmlEscape(FormatMs(t.ms)) << "</td><td class=\"num\""
+       << " style=\"background:" << HeatColor(t.percent, o.max_percent) << "\">" << HtmlEscape(FormatPercent(t.percent))
+       << "</td><td class=\"num\">" << t.count << "</td></tr>\n";
+  }
+  os << "</table>\n";
 }
 
 }  // namespace
@@ -552,13 +677,19 @@ std::string GraphvizLabelEscape(std::string_view s) {
 
 std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
   const auto edges = GraphEdges(r);
+  ProfileOverlay overlay_storage;
+  const ProfileOverlay* overlay = nullptr;
+  if (options.profile) {
+    overlay_storage = MatchProfile(r, *options.profile);
+    overlay = &overlay_storage;
+  }
   Drawing drawing;
   if (r.nodes.size() > options.max_layout_nodes) {
     drawing.note = "This graph has " + std::to_string(r.nodes.size()) + " nodes, more than the " +
                    std::to_string(options.max_layout_nodes) +
                    " Ferry lays out (dot would take minutes); it is shown as a grid of nodes in topological order.";
   } else if (!r.nodes.empty()) {
-    drawing = DrawGraph(r, edges);
+    drawing = DrawGraph(r, edges, overlay);
   }
 
   std::ostringstream os;
@@ -570,18 +701,23 @@ std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
      << (r.runnable() ? "ok\">RUNNABLE" : "bad\">NOT RUNNABLE") << "</span></header>\n<main>\n";
   Summary(os, r);
 
-  os << "<section class=\"work\">\n<div class=\"graph-panel\">\n<div class=\"toolbar\"><span class=\"legend\">"
-        "<span><span class=\"sw native\"></span>native</span><span><span class=\"sw fallback\"></span>fallback</span>"
-        "<span><span class=\"sw unsupported\"></span>unsupported</span></span>"
-        "<input id=\"search\" type=\"search\" placeholder=\"find node or op (Enter: next)\"><span id=\"found\"></span>"
+  os << "<section class=\"work\">\n<div class=\"graph-panel\">\n<div class=\"toolbar\">";
+  if (overlay) {
+    os << TimeLegend(*overlay);
+  } else {
+    os << "<span class=\"legend\"><span><span class=\"sw native\"></span>native</span><span><span class=\"sw "
+          "fallback\"></span>fallback</span><span><span class=\"sw unsupported\"></span>unsupported</span></span>";
+  }
+  os << "<input id=\"search\" type=\"search\" placeholder=\"find node or op (Enter: next)\"><span id=\"found\"></span>"
         "<button class=\"zoom\" id=\"zoom-out\" title=\"zoom out\">&minus;</button><span class=\"zoom\" "
         "id=\"zoom-level\"></span><button class=\"zoom\" id=\"zoom-in\" title=\"zoom in (Ctrl+wheel)\">+</button>"
         "<button class=\"zoom\" id=\"zoom-fit\">fit</button><button class=\"zoom\" id=\"zoom-1\">1:1</button></div>\n";
   if (!drawing.note.empty()) os << "<div class=\"note\">" << HtmlEscape(drawing.note) << "</div>\n";
   os << "<div id=\"graph\">\n";
   if (!drawing.svg.empty()) os << drawing.svg;
-  else NodeGrid(os, r);
+  else NodeGrid(os, r, overlay);
   os << "</div>\n</div>\n<aside id=\"details\"></aside>\n</section>\n<section class=\"tables\">\n";
+  if (overlay) TimeTable(os, r, *overlay, *options.profile, options.profile_source);
   ProblemTable(os, r);
   OpsTable(os, r);
   os << "</section>\n</main>\n<footer>Generated by <code>ferry check</code>. " << r.nodes.size() << " nodes, "
@@ -591,10 +727,18 @@ std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
     std::snprintf(buf, sizeof buf, "; laid out by Graphviz dot in %.2f s", drawing.seconds);
     os << buf << (drawing.fast ? " (large graph: bounded-effort layout, straight edges)" : "");
   }
-  os << ". Node colors: green native, yellow fallback, red unsupported.</footer>\n";
+  if (overlay) {
+    os << ". Node fill: share of the run time in " << HtmlEscape(options.profile_source)
+       << " (grey: no time recorded); outline: green native, yellow fallback, red unsupported.</footer>\n";
+  } else {
+    os << ". Node colors: green native, yellow fallback, red unsupported.</footer>\n";
+  }
 
   os << "<script type=\"application/json\" id=\"ferry-data\">{\"nodes\":[";
-  for (size_t i = 0; i < r.nodes.size(); ++i) os << (i ? ",\n" : "\n") << NodeJson(r.nodes[i]);
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const std::string time = overlay ? TimeText(overlay->nodes[i], options.profile->runs) : "";
+    os << (i ? ",\n" : "\n") << NodeJson(r.nodes[i], time);
+  }
   os << "],\n\"edges\":[";
   for (size_t i = 0; i < edges.size(); ++i) os << (i ? "," : "") << "[" << edges[i].first << "," << edges[i].second << "]";
   os << "]}</script>\n<script>" << kCheckHtmlJs << "</script>\n</body>\n</html>\n";

@@ -5,6 +5,8 @@
 // below it, the summary: model and target, counts by verdict, fallback ratios by nodes and by FLOPs, ops by
 // verdict, and every problem.
 //
+// With a profile (CheckHtmlOptions::profile) the nodes are colored by their share of the run time instead.
+//
 // Every node of the report is one element carrying `id="ferry_node_<index>"` (index into report.nodes, so it is
 // stable for a given model), class `node <verdict>` and the attributes data-index, data-node (the name),
 // data-op, data-verdict, data-layer and data-backend. Model strings are untrusted: they are escaped for Graphviz
@@ -21,11 +23,19 @@
 #include <string_view>
 
 #include "tools/check.h"
+#include "tools/profile.h"
 
 namespace ferry::tools {
 
 struct CheckHtmlOptions {
   size_t max_layout_nodes = 5000;
+  // `ferry check --html --profile TRACE`: overlay this profile (SummarizeProfile(LoadProfileTrace(TRACE))). Each
+  // node is filled by its share of the run time (a heat tint; the outline keeps the verdict color) and labelled
+  // "12.3%"; nodes are matched by name (a fused node keeps the name of the node it was anchored on). A node with
+  // no time is grey: "fused into X" when a timed step wrote its output (or that of a node it feeds, also without
+  // time), else "no time recorded". A legend, a table of the slowest nodes and each node's details say the same.
+  const Profile* profile = nullptr;
+  std::string profile_source;  // where the profile came from (the trace's path), for the page
 };
 
 // The page. Layout takes a process-wide lock (Graphviz has global state).

@@ -164,6 +164,7 @@ const char kCheckHtmlJs[] = R"JS(
     row(dl, 'reason', n.reason);
     row(dl, 'remedy', n.remedy);
     row(dl, 'FLOPs', fmtFlops(n.flops));
+    row(dl, 'time', n.time);  // with --profile TRACE
     row(dl, 'node #', i);
     details.appendChild(dl);
     if (n.attempts.length) {

@@ -30,8 +30,46 @@ expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$
 expect run_ref_only_fused 0 'ai.ferry::FusedConv' -- "$FERRY" run "$M" --random --backends ref --report -v
 expect run_level_bad 2 'level' -- "$FERRY" run "$M" --random -O 4
 expect run_disable_pass_unknown 1 "unknown pass 'nope'" -- "$FERRY" run "$M" --random --disable-pass nope
-expect run_profile 0 'profile: median of 2 runs' -- "$FERRY" run "$M" --random --repeat 3 --profile
-expect run_profile_json 0 '"by_op"' -- "$FERRY" run "$M" --random --profile --json
+expect run_profile_summary 0 'profile: median of 2 runs' -- "$FERRY" run "$M" --random --repeat 3 --profile-summary
+expect run_profile_summary_backend 0 ' cpu +/stem/stem.0/Conv \(ai.ferry::BlockedConv\)' -- "$FERRY" run "$M" --random --profile-summary --profile-top 0
+expect run_profile_json 0 '"by_op"' -- "$FERRY" run "$M" --random --profile-summary --json
+expect run_profile_trace 0 'profile trace of 2 runs written to .*t.json' -- \
+  "$FERRY" run "$M" --random --repeat 3 --profile "$TMP/t.json" --profile-summary
+expect run_profile_trace_valid 0 '^events ok$' -- /usr/bin/python3 -c "
+import json, sys
+t = json.load(open('$TMP/t.json'))
+ev = t['traceEvents']
+runs = [e for e in ev if e.get('cat') == 'run']
+steps = [e for e in ev if e['ph'] == 'X' and e.get('cat') != 'run']
+assert len(runs) == 2 and steps and len(steps) % 2 == 0, (len(runs), len(steps))
+for e in steps:
+    a = e['args']
+    assert e['dur'] >= 0 and a['backend'] in ('cpu', 'ref', 'copy'), e
+    assert {'op', 'node', 'graph', 'inputs', 'outputs', 'input_bytes', 'output_bytes'} <= set(a), e
+    r = runs[a['run'] - 1]
+    assert r['ts'] <= e['ts'] and e['ts'] + e['dur'] <= r['ts'] + r['dur'], (e, r)
+assert any(e['ph'] == 'M' and e['name'] == 'process_name' for e in ev)
+print('events ok')"
+expect run_profile_trace_json 0 '"profile_trace"' -- "$FERRY" run "$M" --random --profile "$TMP/t2.json" --json
+expect run_profile_needs_file 2 'profile' -- "$FERRY" run "$M" --random --profile
+expect run_profile_unwritable 1 "cannot open '$TMP/no/such/dir/t.json'" -- "$FERRY" run "$M" --random --profile "$TMP/no/such/dir/t.json"
+expect check_html_profile 0 'HTML report written' -- "$FERRY" check "$M" --html "$TMP/p.html" --profile "$TMP/t.json"
+expect check_html_profile_overlay 0 'time-legend' -- grep -o 'time-legend' "$TMP/p.html"
+expect check_html_profile_fused 0 'fused into /stem/stem.0/Conv' -- grep -o 'fused into /stem/stem.0/Conv' "$TMP/p.html"
+printf '{"traceEvents": [' >"$TMP/bad_trace.json"
+expect check_profile_bad_trace 1 "profile trace '.*bad_trace.json': not valid JSON" -- \
+  "$FERRY" check "$M" --html "$TMP/p2.html" --profile "$TMP/bad_trace.json"
+expect check_profile_missing_trace 1 "profile trace '.*missing.json': cannot open" -- \
+  "$FERRY" check "$M" --html "$TMP/p2.html" --profile "$TMP/missing.json"
+expect check_profile_needs_html 2 'give --html too' -- "$FERRY" check "$M" --profile "$TMP/t.json"
+# Memory: the prediction, the limit as a gate, the arena measured by runs.
+expect check_memory 0 'activation arena +[0-9.]+ [KM]iB  lower bound' -- "$FERRY" check "$M" --memory
+expect check_memory_json 0 '^arena ok$' -- bash -c "'$FERRY' check '$M' --memory --json | /usr/bin/python3 -c 'import json,sys; m=json.load(sys.stdin)[\"memory\"]; print(\"arena ok\" if m[\"arena_bytes\"] >= m[\"lower_bound_bytes\"] > 0 and m[\"total_bytes\"] > m[\"weights_bytes\"] else m)'"
+expect check_memory_limit 3 'CHECK FAILED: predicted memory .* exceeds --memory-limit 1.0 KiB \(weights' -- "$FERRY" check "$M" --memory-limit 1K
+expect check_memory_limit_ok 0 'total' -- "$FERRY" check "$M" --memory-limit 1G
+expect check_memory_limit_bad 2 "--memory-limit: expected a positive size" -- "$FERRY" check "$M" --memory-limit lots
+expect run_memory_arena_json 0 '^planned$' -- bash -c "'$FERRY' run '$M' --random --repeat 2 --json | /usr/bin/python3 -c 'import json,sys; a=json.load(sys.stdin)[\"memory\"][\"arenas\"]; print(\"planned\" if len(a) == 1 and a[0][\"arena_bytes\"] >= a[0][\"lower_bound_bytes\"] > 0 else a)'"
+expect run_no_memory_arena 0 '^none$' -- bash -c "'$FERRY' run '$M' --random --repeat 2 --no-memory-arena --json | /usr/bin/python3 -c 'import json,sys; print(\"none\" if not json.load(sys.stdin)[\"memory\"][\"arenas\"] else \"planned\")'"
 expect run_random_is_seeded 0 '^same$' -- bash -c "a=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); b=\$('$FERRY' run '$M' --random --seed 7 --json | grep -A8 logits | grep mean); [ \"\$a\" = \"\$b\" ] && echo same"
 expect run_pb_input 0 'y: float32 \[3,4,5\]' -- \
   "$FERRY" run "$ROOT/../shared/onnx-tests/node/test_abs/model.onnx" \

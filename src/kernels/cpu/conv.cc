@@ -177,6 +177,8 @@ class ConvKernel : public OpKernel {
     }
   }
 
+  int64_t held_bytes() const override { return packed_.bytes(); }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);

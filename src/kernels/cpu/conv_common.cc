@@ -94,6 +94,13 @@ dnnl::memory PackedWeights::Get(const Tensor& w, const dnnl::memory::desc& user,
   return to;
 }
 
+int64_t PackedWeights::bytes() const {
+  std::lock_guard lock(mu_);
+  int64_t total = 0;
+  for (const auto& [desc, mem] : entries_) total += static_cast<int64_t>(desc.get_size());
+  return total;
+}
+
 ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
   omp_set_num_threads(std::max(1, threads));
 }

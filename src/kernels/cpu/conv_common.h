@@ -49,9 +49,11 @@ class PackedWeights {
   // `w` (described by `user`) in layout `md`, reordered on first request.
   dnnl::memory Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
                    const std::string& what);
+  // Bytes of the packed copies made so far.
+  int64_t bytes() const;
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
 };
 

@@ -62,6 +62,8 @@ class Gemm : public OpKernel {
                              MatrixDesc(m, n, false), bias, Attr(mode), node.Describe());
   }
 
+  int64_t held_bytes() const override { return weights_.bytes(); }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);

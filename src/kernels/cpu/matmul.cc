@@ -153,6 +153,8 @@ class MatMul : public OpKernel {
                              cfg_.Bias(2, n), cfg_.attr, node.Describe());
   }
 
+  int64_t held_bytes() const override { return weights_.bytes(); }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);

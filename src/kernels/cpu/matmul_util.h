@@ -28,6 +28,7 @@ class MatMulWeights {
     return packed_ && source_ && runtime_b.raw_data() == source_->raw_data();
   }
   const dnnl::memory::desc& desc() const { return packed_desc_; }
+  int64_t bytes() const { return packed_ ? static_cast<int64_t>(packed_desc_.get_size()) : 0; }
   const dnnl::memory& memory() const { return packed_; }
 
  private:
