@@ -3,12 +3,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <unordered_set>
 #include <google/protobuf/unknown_field_set.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "ferry/error.h"
 #include "ir/tensor_proto.h"
@@ -31,10 +33,29 @@ std::vector<std::string> UnknownBytes(const google::protobuf::Message& msg, int 
   return out;
 }
 
+// Frees a TensorProto's data fields (each freed with its buffer, not just emptied).
+void FreeTensorData(onnx::TensorProto& tp) {
+  std::unique_ptr<std::string>(tp.release_raw_data());
+  google::protobuf::RepeatedField<float>().Swap(tp.mutable_float_data());
+  google::protobuf::RepeatedField<double>().Swap(tp.mutable_double_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(tp.mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(tp.mutable_int64_data());
+  google::protobuf::RepeatedField<uint64_t>().Swap(tp.mutable_uint64_data());
+  google::protobuf::RepeatedPtrField<std::string>().Swap(tp.mutable_string_data());
+}
+
 class Importer {
  public:
-  Importer(Model& model, std::string base_dir, const ImportOptions& options, ImportStats* stats)
-      : model_(model), base_dir_(std::move(base_dir)), options_(options), stats_(stats) {}
+  // release_tensor_data: the proto being imported belongs to the import (parsed by ImportModelFromBytes/File,
+  // never a caller's), so each tensor's data is freed from it as soon as the Tensor holding a copy is made:
+  // the proto's and Ferry's copies of the weights are then never both whole.
+  Importer(Model& model, std::string base_dir, const ImportOptions& options, ImportStats* stats,
+           bool release_tensor_data)
+      : model_(model),
+        base_dir_(std::move(base_dir)),
+        options_(options),
+        stats_(stats),
+        release_tensor_data_(release_tensor_data) {}
 
   void ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<std::string, int64_t>& opsets,
                    const std::string& scope);
@@ -54,11 +75,31 @@ class Importer {
   std::optional<TypeInfo> SkippedInitializerType(int32_t data_type, const google::protobuf::RepeatedField<int64_t>& dims,
                                                  const std::string& where) const;
   void CountInitializer(bool top, bool skipped, const TypeInfo* type, const std::string& name);
+  // Frees the data of a tensor that has been converted (or skipped) when release_tensor_data_ is set. Every
+  // TensorProto is read once; the const_cast is sound because the import's own proto is not const.
+  void Release(const onnx::TensorProto& tp) const {
+    if (release_tensor_data_) FreeTensorData(const_cast<onnx::TensorProto&>(tp));
+  }
+  void Release(const onnx::SparseTensorProto& sp) const {
+    Release(sp.values());
+    Release(sp.indices());
+  }
+  Tensor ConvertTensor(const onnx::TensorProto& tp, const std::string& where) const {
+    Tensor t = TensorFromProto(tp, TensorOptions(where));
+    Release(tp);
+    return t;
+  }
+  Tensor ConvertSparseTensor(const onnx::SparseTensorProto& sp, const std::string& where) const {
+    Tensor t = TensorFromSparseProto(sp, TensorOptions(where));
+    Release(sp);
+    return t;
+  }
 
   Model& model_;
   std::string base_dir_;
   ImportOptions options_;
   ImportStats* stats_;
+  bool release_tensor_data_;
 };
 
 std::optional<TypeInfo> Importer::SkippedInitializerType(int32_t data_type,
@@ -115,8 +156,8 @@ Attribute Importer::ImportAttribute(const onnx::AttributeProto& ap, Graph& owner
     case AttrType::kFloat: a.f = ap.f(); break;
     case AttrType::kInt: a.i = ap.i(); break;
     case AttrType::kString: a.s = ap.s(); break;
-    case AttrType::kTensor: a.t = TensorFromProto(ap.t(), TensorOptions(where)); break;
-    case AttrType::kSparseTensor: a.t = TensorFromSparseProto(ap.sparse_tensor(), TensorOptions(where)); break;
+    case AttrType::kTensor: a.t = ConvertTensor(ap.t(), where); break;
+    case AttrType::kSparseTensor: a.t = ConvertSparseTensor(ap.sparse_tensor(), where); break;
     case AttrType::kGraph: {
       a.g = std::make_shared<Graph>(&owner);
       ImportGraph(ap.g(), *a.g, opsets, where);
@@ -126,7 +167,7 @@ Attribute Importer::ImportAttribute(const onnx::AttributeProto& ap, Graph& owner
     case AttrType::kInts: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
     case AttrType::kStrings: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
     case AttrType::kTensors:
-      for (const auto& t : ap.tensors()) a.tensors.push_back(TensorFromProto(t, TensorOptions(where)));
+      for (const auto& t : ap.tensors()) a.tensors.push_back(ConvertTensor(t, where));
       break;
     case AttrType::kGraphs:
       for (const auto& gp : ap.graphs()) {
@@ -140,7 +181,7 @@ Attribute Importer::ImportAttribute(const onnx::AttributeProto& ap, Graph& owner
       for (const auto& tp : ap.type_protos()) a.tps.push_back(TypeFromProto(tp));
       break;
     case AttrType::kSparseTensors:
-      for (const auto& t : ap.sparse_tensors()) a.tensors.push_back(TensorFromSparseProto(t, TensorOptions(where)));
+      for (const auto& t : ap.sparse_tensors()) a.tensors.push_back(ConvertSparseTensor(t, where));
       break;
     case AttrType::kUndefined:
       if (a.ref_attr_name.empty()) Fail(scope, "attribute '" + ap.name() + "' has no type and no value");
@@ -215,9 +256,10 @@ void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<
       if (tp.has_segment()) Fail(where, "segmented tensors are not supported");
       skipped.insert(g.AddValue(tp.name(), *type));
       CountInitializer(top, true, &*type, tp.name());
+      Release(tp);
       continue;
     }
-    auto t = std::make_shared<const Tensor>(TensorFromProto(tp, TensorOptions(where)));
+    auto t = std::make_shared<const Tensor>(ConvertTensor(tp, where));
     g.AddInitializer(tp.name(), std::move(t));
     CountInitializer(top, false, nullptr, tp.name());
   }
@@ -228,9 +270,10 @@ void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<
     if (auto type = SkippedInitializerType(sp.values().data_type(), sp.dims(), where)) {
       skipped.insert(g.AddValue(n, *type));
       CountInitializer(top, true, &*type, n);
+      Release(sp);
       continue;
     }
-    auto t = std::make_shared<const Tensor>(TensorFromSparseProto(sp, TensorOptions(where)));
+    auto t = std::make_shared<const Tensor>(ConvertSparseTensor(sp, where));
     g.AddInitializer(n, std::move(t));
     CountInitializer(top, false, nullptr, n);
   }
@@ -342,9 +385,10 @@ TypeInfo TypeFromProto(const onnx::TypeProto& tp) {
   return t;
 }
 
-std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std::string& path,
-                                        const std::string& base_dir, const ImportOptions& options,
-                                        ImportStats* stats) {
+namespace {
+
+std::unique_ptr<Model> ImportProto(const onnx::ModelProto& proto, const std::string& path, const std::string& base_dir,
+                                   const ImportOptions& options, ImportStats* stats, bool release_tensor_data) {
   auto model = std::make_unique<Model>();
   model->path = path;
   model->ir_version = proto.ir_version();
@@ -371,7 +415,7 @@ std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std
   model->model_version = proto.model_version();
   for (const auto& kv : proto.metadata_props()) model->metadata.emplace_back(kv.key(), kv.value());
   if (stats) *stats = {};
-  Importer importer(*model, base_dir, options, stats);
+  Importer importer(*model, base_dir, options, stats, release_tensor_data);
   for (const auto& fp : proto.functions()) {
     Function f;
     importer.ImportFunction(fp, f);
@@ -382,20 +426,40 @@ std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std
   return model;
 }
 
-std::unique_ptr<Model> ImportModelFromBytes(std::span<const uint8_t> bytes, const std::string& base_dir,
-                                            const std::string& name, const ImportOptions& options,
-                                            ImportStats* stats) {
-  onnx::ModelProto proto;
-  std::string label = name.empty() ? "model <bytes>" : "model '" + name + "'";
-  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+std::string ModelLabel(const std::string& name) { return name.empty() ? "model <bytes>" : "model '" + name + "'"; }
+
+void CheckModelSize(uint64_t size, const std::string& label) {
+  if (size > static_cast<uint64_t>(INT32_MAX)) {
     throw UnsupportedError(label + ": files over 2 GiB must keep their weights in external data");
   }
-  google::protobuf::io::CodedInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// Parses a whole ModelProto from `stream` (the model is at most 2 GiB: CheckModelSize).
+void ParseModel(google::protobuf::io::CodedInputStream& stream, onnx::ModelProto& proto, const std::string& label) {
+  stream.SetTotalBytesLimit(INT_MAX);  // not protobuf's old 64 MiB default
   stream.SetRecursionLimit(256);
   if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
     throw InvalidModelError(label + ": not a valid ONNX model (protobuf parsing failed: truncated or not a ModelProto)");
   }
-  return ImportModelProto(proto, name, base_dir, options, stats);
+}
+
+}  // namespace
+
+std::unique_ptr<Model> ImportModelProto(const onnx::ModelProto& proto, const std::string& path,
+                                        const std::string& base_dir, const ImportOptions& options,
+                                        ImportStats* stats) {
+  return ImportProto(proto, path, base_dir, options, stats, /*release_tensor_data=*/false);
+}
+
+std::unique_ptr<Model> ImportModelFromBytes(std::span<const uint8_t> bytes, const std::string& base_dir,
+                                            const std::string& name, const ImportOptions& options,
+                                            ImportStats* stats) {
+  onnx::ModelProto proto;
+  const std::string label = ModelLabel(name);
+  CheckModelSize(bytes.size(), label);
+  google::protobuf::io::CodedInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  ParseModel(stream, proto, label);
+  return ImportProto(proto, name, base_dir, options, stats, /*release_tensor_data=*/true);
 }
 
 std::unique_ptr<Model> ImportModelFromFile(const std::string& path) { return ImportModelFromFile(path, {}); }
@@ -407,20 +471,28 @@ std::unique_ptr<Model> ImportModelFromFile(const std::string& path, const Import
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidArgumentError("model '" + path + "': cannot open");
-  // One read into an uninitialised buffer of the file's size (istreambuf_iterator copies byte by byte: ~10x
-  // slower; zero-filling a std::string first costs a pass over the whole model).
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = std::max<std::streamoff>(0, in.tellg());
-  in.seekg(0, std::ios::beg);
-  auto data = std::make_unique_for_overwrite<char[]>(static_cast<size_t>(size) + 1);
-  if (size > 0) {
-    in.read(data.get(), size);
-    if (in.gcount() != size) throw InvalidArgumentError("model '" + path + "': read failed");
+  const std::string label = ModelLabel(path);
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw InvalidArgumentError(label + ": cannot read its size: " + ec.message());
+  CheckModelSize(size, label);
+  // Parsed straight from the file through a 1 MiB window: the file's bytes are never all in memory beside the
+  // proto (with the release of each tensor's data after conversion, the import peaks near one copy of the
+  // weights, not three).
+  onnx::ModelProto proto;
+  {
+    google::protobuf::io::IstreamInputStream file_stream(&in, 1 << 20);
+    google::protobuf::io::CodedInputStream stream(&file_stream);
+    try {
+      ParseModel(stream, proto, label);
+    } catch (const InvalidModelError&) {
+      if (in.bad()) throw InvalidArgumentError(label + ": read failed");
+      throw;
+    }
   }
+  in.close();
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  return ImportModelFromBytes({reinterpret_cast<const uint8_t*>(data.get()), static_cast<size_t>(size)}, base, path,
-                              options, stats);
+  return ImportProto(proto, path, base, options, stats, /*release_tensor_data=*/true);
 }
 
 }  // namespace ferry::ir
