@@ -38,6 +38,7 @@ struct RunArgs {
   std::vector<std::string> disabled_passes;
   bool legalize = false;
   bool no_memory_arena = false;
+  bool deterministic = false;
   std::string dump_ir;
   std::string profile;           // --profile FILE: the Chrome trace
   bool profile_summary = false;  // --profile-summary
@@ -83,6 +84,7 @@ int Run(const RunArgs& a) {
   options.disabled_passes = a.disabled_passes;
   options.legalize = a.legalize;
   options.memory_arena = !a.no_memory_arena;
+  options.deterministic = a.deterministic;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
   for (const auto& s : a.shapes) {
@@ -280,6 +282,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--no-memory-arena", args->no_memory_arena,
                 "allocate every activation buffer on its own instead of from the arena planned after the first run "
                 "of each input shape");
+  cmd->add_flag("--deterministic", args->deterministic,
+                "bitwise-identical outputs across runs and sessions with the same options (needs --threads N; "
+                "docs/determinism.md)");
   cmd->add_flag("--legalize", args->legalize,
                 "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
                 "exists (`ferry check` lists them as \"rewrite available\")");

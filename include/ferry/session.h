@@ -55,6 +55,11 @@ struct SessionOptions {
   // predicted memory (PredictMemory: weights, kernels' own copies, activation arena, inputs and outputs, for
   // the inputs' static shapes) exceeds it. Runs are not limited: feeding larger shapes than predicted can use more.
   int64_t memory_limit = 0;
+  // Bitwise-identical outputs across runs of this session and across sessions with the same options, on one
+  // machine (`--deterministic`; docs/determinism.md): needs threads > 0 (InvalidArgumentError otherwise, since
+  // "all hardware threads" differs between machines), keeps OpenMP from shrinking thread teams, and gives
+  // unseeded random ops (Dropout in training mode) a fixed per-node seed. `ref` is thread-count invariant anyway.
+  bool deterministic = false;
 };
 
 // Memory a session needs for its inputs' static shapes, predicted without running it (`ferry check --memory`).

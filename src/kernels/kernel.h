@@ -80,6 +80,10 @@ class KernelContext {
   Tensor* ReuseInput(int k, int i, DataType dtype, const Shape& shape);
 
   int threads() const { return threads_; }
+  // SessionOptions::deterministic (docs/determinism.md): a kernel whose result would vary from run to run (an
+  // unseeded random draw) takes its fixed path instead.
+  bool deterministic() const { return deterministic_; }
+  void set_deterministic(bool on) { deterministic_ = on; }
   // Output buffers come from `allocator` (not owned; nullptr: the default allocator) from now on.
   void set_output_allocator(OutputAllocator* allocator) { allocator_ = allocator; }
   std::vector<Value> RunSubgraph(const ir::Graph& body, std::vector<Value> inputs) const {
@@ -97,6 +101,7 @@ class KernelContext {
   SubgraphRunner subgraphs_;
   std::span<const char> reusable_;
   OutputAllocator* allocator_ = nullptr;
+  bool deterministic_ = false;
 };
 
 }  // namespace ferry

@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -102,8 +104,9 @@ std::string CopyDescription(const CopyPlan& c) {
 
 }  // namespace
 
-Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena)
-    : model_(model), threads_(threads), memory_arena_(memory_arena) {
+Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena,
+                   bool deterministic)
+    : model_(model), threads_(threads), memory_arena_(memory_arena), deterministic_(deterministic) {
   Compile(*model.graph, placement);
 }
 
@@ -234,10 +237,30 @@ std::string InputSignature(const std::vector<Value>& inputs) {
   return sig;
 }
 
+// For a deterministic run: with dynamic adjustment on (OMP_DYNAMIC=true), the OpenMP runtime may give a parallel
+// region fewer threads than asked (libgomp decides by the load average), and oneDNN splits its work, reductions
+// included, by the threads it gets. Off on the calling thread (whose parallel regions inherit it) for the scope.
+class ScopedStaticOmpTeams {
+ public:
+  explicit ScopedStaticOmpTeams(bool on) : saved_(on ? omp_get_dynamic() : 0), on_(on) {
+    if (on_) omp_set_dynamic(0);
+  }
+  ~ScopedStaticOmpTeams() {
+    if (on_) omp_set_dynamic(saved_);
+  }
+  ScopedStaticOmpTeams(const ScopedStaticOmpTeams&) = delete;
+  ScopedStaticOmpTeams& operator=(const ScopedStaticOmpTeams&) = delete;
+
+ private:
+  int saved_;
+  bool on_;
+};
+
 }  // namespace
 
 std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) const {
   const CompiledGraph& top = *compiled_.at(model_.graph.get());
+  const ScopedStaticOmpTeams static_teams(deterministic_);
   if (!memory_arena_) return RunGraph(top, std::move(inputs), nullptr, stats);
   const std::string signature = InputSignature(inputs);
   std::shared_ptr<ArenaPlan> plan;
@@ -351,6 +374,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     outs.assign(step.out.size(), Value());
     KernelContext ctx(*step.node, ins, outs, threads_, runner, step.reusable);
     ctx.set_output_allocator(arena);
+    ctx.set_deterministic(deterministic_);
     try {
       step.kernel->Compute(ctx);
     } catch (const Error&) {

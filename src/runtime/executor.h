@@ -25,8 +25,11 @@ class Executor {
  public:
   // Creates kernels for every node of `graph` and its subgraphs as `placement` decided. Throws ferry::Error
   // naming the node when a kernel rejects its node.
-  // `memory_arena`: plan activation arenas per input-shape signature (runtime/arena.h).
-  Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true);
+  // `memory_arena`: plan activation arenas per input-shape signature (runtime/arena.h). `deterministic`:
+  // SessionOptions::deterministic, passed to every kernel (KernelContext::deterministic) and keeping OpenMP from
+  // shrinking thread teams during a run.
+  Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true,
+           bool deterministic = false);
   ~Executor();
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
@@ -54,6 +57,7 @@ class Executor {
   const ir::Model& model_;
   int threads_;
   bool memory_arena_;
+  bool deterministic_;
   std::unordered_map<const ir::Graph*, std::unique_ptr<CompiledGraph>> compiled_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
   // Most recently used first; at most kMaxArenaPlans.

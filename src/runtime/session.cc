@@ -56,6 +56,12 @@ IoInfo MakeIoInfo(const ir::Value& v) {
 std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const SessionOptions& options) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  if (options.deterministic && options.threads <= 0) {
+    // "All hardware threads" differs between machines, and the cpu backend's results depend on the thread count.
+    throw InvalidArgumentError(
+        "session options: deterministic mode needs a fixed thread count (threads = " + std::to_string(options.threads) +
+        " means all hardware threads, which differs between machines); set threads (`--threads N`)");
+  }
   if (impl->options.threads <= 0) {
     impl->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -86,7 +92,8 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   runtime::RequireFullPlacement(*model, placement);
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
   impl->executor =
-      std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena);
+      std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena,
+                                          options.deterministic);
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
     impl->required.push_back(v);

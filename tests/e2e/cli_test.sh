@@ -137,5 +137,15 @@ expect optimize_legalize 0 'legalize +0 +yes .*-1 Mish' -- \
 expect optimize_legalized_runs_on_cpu 0 'placement on cpu: 7 nodes, 7 native' -- \
   "$FERRY" run "$TMP/mish_legal.onnx" --random --backends cpu --no-fallback --report
 
+# --deterministic (docs/determinism.md): needs a fixed thread count; two processes give bitwise-identical outputs.
+expect run_deterministic_needs_threads 1 'deterministic mode needs a fixed thread count' -- \
+  "$FERRY" run "$M" --random --deterministic
+expect run_deterministic 0 'logits: float32 \[1,10\]' -- \
+  "$FERRY" run "$M" --random --seed 5 --deterministic --threads 2 --repeat 2 --output-dir "$TMP/det1"
+expect run_deterministic_again 0 'logits: float32 \[1,10\]' -- \
+  "$FERRY" run "$M" --random --seed 5 --deterministic --threads 2 --output-dir "$TMP/det2"
+expect run_deterministic_bitwise 0 '^identical$' -- \
+  bash -c "cmp '$TMP/det1/logits.npy' '$TMP/det2/logits.npy' && echo identical"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

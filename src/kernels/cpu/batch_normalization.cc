@@ -48,6 +48,7 @@ class BatchNormalization : public OpKernel {
     if (x.size() == 0) return;
     const Shape view{batch, channels, spatial, 1};
     auto prim = cache_.Get(view, [&] {
+      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
       const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                          dnnl::normalization_flags::use_shift;
       try {

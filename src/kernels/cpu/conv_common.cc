@@ -1,7 +1,5 @@
 #include "kernels/cpu/conv_common.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -100,11 +98,6 @@ int64_t PackedWeights::bytes() const {
   for (const auto& [desc, mem] : entries_) total += static_cast<int64_t>(desc.get_size());
   return total;
 }
-
-ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(std::max(1, threads));
-}
-ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
 
 int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 

@@ -12,6 +12,7 @@
 
 #include "ferry/tensor.h"
 #include "ir/graph.h"
+#include "kernels/cpu/dnnl_util.h"  // ScopedOmpThreads
 
 namespace ferry::cpu {
 
@@ -55,20 +56,6 @@ class PackedWeights {
  private:
   mutable std::mutex mu_;
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
-};
-
-// oneDNN fixes a primitive's parallel split (its thread count) when the primitive is created, whatever the OpenMP
-// setting when it runs: primitives and reorders must be created under the thread count they will run with. This
-// sets the calling thread's OpenMP thread count for the scope.
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int threads);
-  ~ScopedOmpThreads();
-  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
-  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
-
- private:
-  int saved_;
 };
 
 // The thread count a session uses when none is given (all hardware threads): what kernels build their primitives

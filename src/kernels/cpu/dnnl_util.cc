@@ -62,6 +62,11 @@ void WithStream(int threads, const std::string& what, const std::function<void(d
   omp_set_num_threads(saved);
 }
 
+ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(1, threads));
+}
+ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
+
 void Execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads,
              const std::string& what) {
   WithStream(threads, what, [&](dnnl::stream& s) { prim.execute(s, args); });

@@ -37,6 +37,20 @@ void Execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::me
 // Same, for code that must run several primitives (reorders + the op) under one thread setting and one stream.
 void WithStream(int threads, const std::string& what, const std::function<void(dnnl::stream&)>& body);
 
+// oneDNN fixes a primitive's parallel split (its thread count) when the primitive is created, whatever the OpenMP
+// setting when it runs: primitives and reorders must be created under the thread count they will run with. This
+// sets the calling thread's OpenMP thread count for the scope.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 // A bounded cache of per-shape state (primitive descriptors, primitives, reordered weights), for const kernels
 // called from several threads at once. `make` runs under the lock the first time a key is seen.
 template <typename Value>

@@ -119,6 +119,7 @@ class Gemm : public OpKernel {
     key.push_back(static_cast<int64_t>(mode));
     key.push_back(packed ? 1 : 0);
     auto entry = cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
       auto e = std::make_shared<GemmEntry>();
       e->a_md = MatrixDesc(m, k, trans_a_);
       e->b_md = MatrixDesc(k, n, trans_b_);

@@ -69,6 +69,7 @@ class LayerNormalization : public OpKernel {
     const bool use_scale = per_row, use_shift = per_row && bias;
     const std::vector<int64_t> key{rows, n, use_scale, use_shift, stats};
     auto prim = cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
       auto flags = dnnl::normalization_flags::none;
       if (use_scale) flags |= dnnl::normalization_flags::use_scale;
       if (use_shift) flags |= dnnl::normalization_flags::use_shift;

@@ -168,7 +168,10 @@ class MatMul : public OpKernel {
     const bool packed = weights_.Usable(b);
     std::vector<int64_t> key = ShapeKey({&a, &b});
     key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
-    auto entry = cache_.Get(key, [&] { return Build(a.shape(), b.shape(), packed, what); });
+    auto entry = cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
+      return Build(a.shape(), b.shape(), packed, what);
+    });
     const MatMulEntry& e = *entry;
     if (c && (c->rank() != 1 || c->dim(0) != e.shape.n)) {
       throw InvalidArgumentError(what + ": input C has shape " + ShapeToString(c->shape()) + ", expected [" +

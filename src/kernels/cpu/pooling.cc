@@ -57,7 +57,10 @@ class Pool : public OpKernel {
       throw InvalidArgumentError(what + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
                                  ShapeToString(x.shape()));
     }
-    auto entry = cache_.Get(ShapeKey({&x}), [&] { return Build(x.shape(), what); });
+    auto entry = cache_.Get(ShapeKey({&x}), [&] {
+      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
+      return Build(x.shape(), what);
+    });
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, entry->y_shape);
     if (y.size() == 0) return;
     RunPoolPrimitive(entry->p, kind_, count_include_pad_, x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), 1,

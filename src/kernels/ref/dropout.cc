@@ -3,7 +3,9 @@
 // Training (opset 12+): each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio); the mask
 // marks kept elements. The draws reproduce numpy's legacy generator (np.random.seed(seed); uniform(0, 1) >= ratio:
 // MT19937 with init_genrand seeding, 53-bit doubles from two 32-bit outputs), which is how the ONNX test data
-// was made, so a given `seed` attribute yields ONNX's masks; without `seed` the seed is random.
+// was made, so a given `seed` attribute yields ONNX's masks; without `seed` the seed is random, except in a
+// deterministic session (KernelContext::deterministic), where it is the low 32 bits of the FNV-1a hash of the
+// node's first output name (the rule random_ops.cc uses for unseeded random ops), the same on every run.
 #include <random>
 
 #include "kernels/kernel_def.h"
@@ -19,7 +21,8 @@ class Dropout : public OpKernel {
       : opset_(node.opset()),
         ratio_attr_(node.GetFloat("ratio", 0.5f)),
         has_seed_(node.has_attr("seed")),
-        seed_(node.GetInt("seed", 0)) {}
+        seed_(node.GetInt("seed", 0)),
+        fixed_seed_(OutputNameSeed(node)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -57,7 +60,9 @@ class Dropout : public OpKernel {
     }
     Tensor& y = ctx.Output(0, x.dtype(), x.shape());
     Tensor* mask = want_mask ? &ctx.Output(1, DataType::kBool, x.shape()) : nullptr;
-    std::mt19937 rng(has_seed_ ? static_cast<uint32_t>(seed_) : std::random_device{}());
+    std::mt19937 rng(has_seed_             ? static_cast<uint32_t>(seed_)
+                     : ctx.deterministic() ? fixed_seed_
+                                           : std::random_device{}());
     auto uniform = [&rng]() {  // numpy's random_sample()
       const double a = static_cast<double>(rng() >> 5), b = static_cast<double>(rng() >> 6);
       return (a * 67108864.0 + b) / 9007199254740992.0;
@@ -77,6 +82,15 @@ class Dropout : public OpKernel {
   }
 
  private:
+  static uint32_t OutputNameSeed(const ir::Node& node) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : node.output(0) ? node.output(0)->name() : node.name()) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    return static_cast<uint32_t>(h);
+  }
+
   static void FillOnes(Tensor& t, const KernelContext& ctx) {
     if (t.dtype() == DataType::kBool) {
       std::fill(t.data<bool>(), t.data<bool>() + t.size(), true);
@@ -92,6 +106,7 @@ class Dropout : public OpKernel {
   float ratio_attr_;
   bool has_seed_;
   int64_t seed_;
+  uint32_t fixed_seed_;  // the seed of an unseeded node in a deterministic session
 };
 
 }  // namespace
