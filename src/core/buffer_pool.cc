@@ -36,7 +36,7 @@ Pool& ThePool() {
 
 void Release(void* p, size_t size) {
   Pool& pool = ThePool();
-  {
+  if (size <= kPoolMaxBlockBytes) {
     std::lock_guard lock(pool.mu);
     if (pool.held + size <= kPoolCapBytes) {
       pool.free[size].push_back(p);

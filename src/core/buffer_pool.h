@@ -1,7 +1,8 @@
 // Tensor buffers: 64-byte aligned, and for large ones (>= 64 KiB) recycled through a process-wide pool, so that
-// a model run again and again reuses its activation buffers instead of mapping fresh pages (and faulting them
-// in) on every run. Blocks are grouped in size classes 1/8 of a power of two apart (at most 12.5% slack); the
-// pool keeps at most kPoolCapBytes of free blocks and frees the rest. Thread-safe.
+// repeated allocations of one size do not map and fault in fresh pages each time. Blocks are grouped in size
+// classes 1/8 of a power of two apart (at most 12.5% slack); the pool keeps at most kPoolCapBytes of free blocks
+// of at most kPoolMaxBlockBytes each and frees the rest (so weights freed once packed go back to the allocator,
+// where the packed copies reuse them, instead of lingering here). Thread-safe.
 //
 // Activations of a top-level graph come from the executor's planned arena instead (src/runtime/arena.h) once a
 // run has shown their sizes and lifetimes; this pool serves everything else (graph outputs, subgraph values,
@@ -15,7 +16,11 @@
 namespace ferry {
 
 inline constexpr size_t kPoolMinBytes = size_t{64} << 10;
-inline constexpr size_t kPoolCapBytes = size_t{1} << 30;
+// Freed blocks up to this size wait in the pool for reuse, up to kPoolCapBytes in all; larger ones, and any
+// beyond the cap, go back to the system (activations of steady-state runs come from the executor's arena, so
+// the pool mostly serves outputs and first runs; a small cap keeps freed weights from lingering in it).
+inline constexpr size_t kPoolMaxBlockBytes = size_t{16} << 20;
+inline constexpr size_t kPoolCapBytes = size_t{64} << 20;
 
 // A buffer of at least `bytes` (never null), zero-filled when `zero`. Throws ResourceExhaustedError when out of
 // memory. The shared_ptr's deleter returns the block to the pool.

@@ -26,6 +26,11 @@ class OpKernel {
   // Bytes the kernel holds for itself beyond its node's tensors, such as weights pre-packed at creation
   // (Session::PredictMemory counts them). 0 by default.
   virtual int64_t held_bytes() const { return 0; }
+  // Asked at session creation for a constant input k (an initializer that is not a graph input): returns true
+  // when the kernel holds its own copy (pre-packed weights) and will never read the input's data again, dropping
+  // any reference it kept. When every kernel reading an initializer says so, the session frees its data: the
+  // kernel then gets a tensor with the initializer's dtype and shape but no data (raw_data() is null).
+  virtual bool ReleaseConstantInput(size_t /*k*/) { return false; }
 };
 
 // Runs a subgraph (If/Loop/Scan body) with the given formal inputs; outer-scope values are resolved from

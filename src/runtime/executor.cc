@@ -16,7 +16,7 @@ struct Executor::CompiledGraph {
   struct Step {
     const ir::Node* node = nullptr;  // a kernel step, or
     const CopyPlan* copy = nullptr;  // a copy step (in: the value where it lives, out: its copy)
-    const OpKernel* kernel = nullptr;
+    OpKernel* kernel = nullptr;
     const Backend* backend = nullptr;  // the backend running `kernel` (named in profiles)
     std::vector<int> in, out;  // slot per input/output; -1 when omitted
     std::vector<int> release;  // slots whose last use is this step
@@ -105,10 +105,43 @@ std::string CopyDescription(const CopyPlan& c) {
 }  // namespace
 
 Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena,
-                   bool deterministic)
-    : model_(model), threads_(threads), memory_arena_(memory_arena), deterministic_(deterministic) {
+                   bool deterministic, std::function<void(const ir::Value*)> release)
+    : model_(model),
+      threads_(threads),
+      memory_arena_(memory_arena),
+      deterministic_(deterministic),
+      release_(std::move(release)) {
   Compile(*model.graph, placement);
 }
+
+namespace {
+
+// The top graph's initializers a kernel may free once it has packed them (OpKernel::ReleaseConstantInput), with
+// how many node inputs read each. Kept: graph inputs (a feed may override them) and outputs, string tensors,
+// values read inside a subgraph, and values a copy step moves to a device.
+std::unordered_map<const ir::Value*, int> ReleasableConstants(const ir::Graph& g, const Placement& placement) {
+  std::unordered_set<const ir::Value*> keep(g.inputs().begin(), g.inputs().end());
+  keep.insert(g.outputs().begin(), g.outputs().end());
+  for (const CopyPlan& c : placement.copies) keep.insert(c.value);
+  std::unordered_map<const ir::Value*, int> readers;
+  for (const auto& n : g.nodes()) {
+    if (!n->subgraphs().empty()) {
+      std::vector<const ir::Value*> reads;
+      CollectNodeReads(*n, reads);
+      keep.insert(reads.begin(), reads.end());
+    }
+    for (const ir::Value* v : n->inputs()) {
+      if (v && v->is_initializer()) ++readers[v];
+    }
+  }
+  for (auto it = readers.begin(); it != readers.end();) {
+    const bool drop = keep.count(it->first) || it->first->initializer()->dtype() == DataType::kString;
+    it = drop ? readers.erase(it) : std::next(it);
+  }
+  return readers;
+}
+
+}  // namespace
 
 Executor::~Executor() = default;
 
@@ -161,12 +194,39 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
     }
   };
 
+  // Weights are freed as soon as every kernel reading them has packed its own copy, so the session never holds
+  // all of them twice (the top graph only; the model's reference goes through release_).
+  std::unordered_map<const ir::Value*, int> releasable;
+  std::unordered_map<int, size_t> constant_index;  // slot -> index in cg->constants
+  if (!g.parent() && release_) {
+    releasable = ReleasableConstants(g, placement);
+    for (size_t c = 0; c < cg->constants.size(); ++c) constant_index[cg->constants[c].first] = c;
+  }
+  auto release_inputs = [&](const ir::Node& n, OpKernel& kernel) {
+    for (size_t k = 0; k < n.num_inputs(); ++k) {
+      auto it = releasable.find(n.input(k));
+      if (it == releasable.end()) continue;
+      if (!kernel.ReleaseConstantInput(k)) {
+        releasable.erase(it);  // this reader needs the data
+        continue;
+      }
+      if (--it->second > 0) continue;
+      const ir::Value* v = it->first;
+      releasable.erase(it);
+      auto& tensor = cg->constants[constant_index.at(cg->slot_of.at(v))].second;
+      released_bytes_ += static_cast<int64_t>(tensor->nbytes());
+      tensor = std::make_shared<const Tensor>(Tensor::Wrap(tensor->dtype(), tensor->shape(), nullptr, nullptr));
+      release_(v);
+    }
+  };
+
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     emit_copies_before(i);
     const ir::Node& n = *g.nodes()[i];
     auto found = placement.nodes.find(&n);
     if (found == placement.nodes.end()) throw InternalError(n.Describe() + " was not placed");
     kernels_.push_back(found->second.kernel->create(n));
+    if (!releasable.empty()) release_inputs(n, *kernels_.back());
     CompiledGraph::Step step;
     step.node = &n;
     step.kernel = kernels_.back().get();

@@ -4,6 +4,7 @@
 // caller's stack.
 #pragma once
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -28,8 +29,12 @@ class Executor {
   // `memory_arena`: plan activation arenas per input-shape signature (runtime/arena.h). `deterministic`:
   // SessionOptions::deterministic, passed to every kernel (KernelContext::deterministic) and keeping OpenMP from
   // shrinking thread teams during a run.
+  // `release`: called with an initializer of the top graph whose data the executor freed because every kernel
+  // reading it packed its own copy (OpKernel::ReleaseConstantInput); the owner of the model drops its reference
+  // to the data. Those kernels get a data-less tensor of the same dtype and shape from then on. Without
+  // `release` nothing is freed.
   Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true,
-           bool deterministic = false);
+           bool deterministic = false, std::function<void(const ir::Value*)> release = {});
   ~Executor();
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
@@ -47,6 +52,8 @@ class Executor {
   std::vector<ArenaInfo> arenas() const;
   // What the kernels hold for themselves (OpKernel::held_bytes: pre-packed weights), summed.
   int64_t kernel_held_bytes() const;
+  // Bytes of initializers freed after their kernels packed them (see `release`).
+  int64_t released_bytes() const { return released_bytes_; }
 
  private:
   struct Frame;
@@ -58,6 +65,8 @@ class Executor {
   int threads_;
   bool memory_arena_;
   bool deterministic_;
+  std::function<void(const ir::Value*)> release_;
+  int64_t released_bytes_ = 0;
   std::unordered_map<const ir::Graph*, std::unique_ptr<CompiledGraph>> compiled_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
   // Most recently used first; at most kMaxArenaPlans.

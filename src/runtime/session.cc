@@ -93,7 +93,13 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
   impl->executor =
       std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena,
-                                          options.deterministic);
+                                          options.deterministic, [](const ir::Value* released) {
+        // Every kernel reading it packed its own copy: the model (which this session owns and may change)
+        // keeps only the dtype and shape, so the weights are not held twice.
+        auto* v = const_cast<ir::Value*>(released);
+        v->set_initializer(std::make_shared<const Tensor>(
+            Tensor::Wrap(v->initializer()->dtype(), v->initializer()->shape(), nullptr, nullptr)));
+      });
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
     impl->required.push_back(v);
@@ -106,7 +112,7 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
 MemoryPrediction Predict(const Session::Impl& impl) {
   const runtime::GraphMemoryEstimate e = runtime::EstimateGraphMemory(*impl.model->graph);
   MemoryPrediction p;
-  p.weights_bytes = e.weights_bytes;
+  p.weights_bytes = e.weights_bytes - impl.executor->released_bytes();  // freed once packed by their kernels
   p.kernel_bytes = impl.executor->kernel_held_bytes();
   p.arena_bytes = e.arena_bytes;
   p.lower_bound = e.lower_bound;

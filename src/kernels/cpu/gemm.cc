@@ -63,6 +63,7 @@ class Gemm : public OpKernel {
   }
 
   int64_t held_bytes() const override { return weights_.bytes(); }
+  bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -131,7 +132,9 @@ class Gemm : public OpKernel {
     if (mode == CMode::kSum) fill_c(1.0f);  // the sum post-op adds beta · (what Y holds)
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, Wrap(a, entry->a_md)},
-        {DNNL_ARG_WEIGHTS, entry->mm.packed ? weights_.memory() : Wrap(b, entry->b_md)},
+        {DNNL_ARG_WEIGHTS, entry->mm.packed     ? weights_.memory()
+                           : weights_.released() ? Wrap(weights_.Plain(), entry->b_md)
+                                                 : Wrap(b, entry->b_md)},
         {DNNL_ARG_DST, Wrap(y, entry->y_md)}};
     if (mode == CMode::kBias) args.emplace(DNNL_ARG_BIAS, Wrap(*c, entry->bias_md));
     AddScratchpad(args, entry->mm.scratch);

@@ -154,6 +154,7 @@ class MatMul : public OpKernel {
   }
 
   int64_t held_bytes() const override { return weights_.bytes(); }
+  bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -189,7 +190,8 @@ class MatMul : public OpKernel {
     int64_t steps = 1;
     for (int64_t d : e.outer) steps *= d;
     const float* ap = a.data<float>();
-    const float* bp = b.data<float>();
+    // A released B has no data of its own: a primitive that wants the plain layout reads it unpacked.
+    const float* bp = use_packed ? nullptr : weights_.released() ? weights_.Plain().data<float>() : b.data<float>();
     float* yp = y.data<float>();
     WithStream(ctx.threads(), what, [&](dnnl::stream& s) {
       for (int64_t step = 0; step < steps; ++step) {

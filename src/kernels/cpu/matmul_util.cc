@@ -28,7 +28,10 @@ MatMulWeights::MatMulWeights(std::shared_ptr<const Tensor> b, const dnnl::memory
     dnnl::memory packed(want, Engine());
     dnnl::memory src = Wrap(*b, plain);
     WithStream(1, what, [&](dnnl::stream& s) { dnnl::reorder(src, packed).execute(s, src, packed); });
+    dtype_ = b->dtype();
+    shape_ = b->shape();
     source_ = std::move(b);
+    plain_desc_ = plain;
     packed_desc_ = want;
     packed_ = packed;
   } catch (const dnnl::error&) {
@@ -36,6 +39,30 @@ MatMulWeights::MatMulWeights(std::shared_ptr<const Tensor> b, const dnnl::memory
     source_.reset();
     packed_ = dnnl::memory();
   }
+}
+
+int64_t MatMulWeights::bytes() const {
+  int64_t total = packed_ ? static_cast<int64_t>(packed_desc_.get_size()) : 0;
+  if (released_ && unpacked_->plain.defined()) total += static_cast<int64_t>(unpacked_->plain.nbytes());
+  return total;
+}
+
+bool MatMulWeights::ReleaseSource() {
+  if (!packed_) return false;
+  source_.reset();
+  released_ = true;
+  return true;
+}
+
+const Tensor& MatMulWeights::Plain() const {
+  std::call_once(unpacked_->once, [&] {
+    Tensor t = Tensor::Uninitialized(dtype_, shape_);
+    dnnl::memory dst = Wrap(t, plain_desc_);
+    dnnl::memory src = packed_;
+    WithStream(1, "unpacking a released constant B", [&](dnnl::stream& s) { dnnl::reorder(src, dst).execute(s, src, dst); });
+    unpacked_->plain = std::move(t);
+  });
+  return unpacked_->plain;
 }
 
 MatMulPrimitive MakeMatMul(const dnnl::memory::desc& a, const dnnl::memory::desc& b_plain,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "kernels/cpu/dnnl_scratchpad.h"
@@ -23,18 +24,34 @@ class MatMulWeights {
                 const std::string& what);
 
   // True when a reordered copy exists and `runtime_b` is the initializer itself (an initializer that is also a
-  // graph input may be overridden by a feed; then the plain path runs).
+  // graph input may be overridden by a feed; then the plain path runs), or the initializer was released.
   bool Usable(const Tensor& runtime_b) const {
-    return packed_ && source_ && runtime_b.raw_data() == source_->raw_data();
+    return packed_ && (released_ || (source_ && runtime_b.raw_data() == source_->raw_data()));
   }
   const dnnl::memory::desc& desc() const { return packed_desc_; }
-  int64_t bytes() const { return packed_ ? static_cast<int64_t>(packed_desc_.get_size()) : 0; }
+  int64_t bytes() const;
   const dnnl::memory& memory() const { return packed_; }
 
+  // The session frees a constant B once every kernel reading it holds its own copy (OpKernel::
+  // ReleaseConstantInput). Drops this object's reference and returns true when a packed copy exists; from then on
+  // the kernel must read B only through memory() or, for a shape whose primitive wants the plain layout, Plain().
+  bool ReleaseSource();
+  bool released() const { return released_; }
+  // B in its plain layout, unpacked from the packed copy on first use (after ReleaseSource). Thread-safe.
+  const Tensor& Plain() const;
+
  private:
+  struct Unpacked {
+    std::once_flag once;
+    Tensor plain;
+  };
   std::shared_ptr<const Tensor> source_;
-  dnnl::memory::desc packed_desc_;
+  dnnl::memory::desc plain_desc_, packed_desc_;
   dnnl::memory packed_;
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  bool released_ = false;
+  std::shared_ptr<Unpacked> unpacked_ = std::make_shared<Unpacked>();
 };
 
 // A matmul primitive (user scratchpad: run it with AddScratchpad(args, scratch)) and whether it reads B from the
