@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "backends/plugin/plugin_loader.h"
 #include "commands.h"
+#include "memory_json.h"
 #include "placement_flags.h"
 #include "core/human_format.h"
 #include "core/isa.h"
@@ -114,10 +115,9 @@ std::string FormatMemoryText(const MemoryResult& r) {
 
 nlohmann::json MemoryJson(const MemoryResult& r) {
   if (!r.predicted) return {{"error", r.error}};
-  const MemoryPrediction& p = r.p;
-  return {{"weights_bytes", p.weights_bytes}, {"kernel_bytes", p.kernel_bytes}, {"arena_bytes", p.arena_bytes},
-          {"lower_bound_bytes", p.lower_bound}, {"io_bytes", p.io_bytes}, {"total_bytes", p.total()},
-          {"unknown", p.unknown}};
+  nlohmann::json j = MemoryPredictionJson(r.p);
+  j["unknown"] = r.p.unknown;
+  return j;
 }
 
 std::vector<std::string> SplitList(const std::string& s) {

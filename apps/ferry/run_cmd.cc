@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "memory_json.h"
 #include "placement_flags.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
@@ -200,10 +201,9 @@ int Run(const RunArgs& a) {
       arenas.push_back({{"signature", s.signature}, {"arena_bytes", s.arena_bytes},
                         {"lower_bound_bytes", s.lower_bound}, {"buffers", s.buffers}, {"blocks", s.blocks}});
     }
-    j["memory"] = {{"predicted", {{"weights_bytes", p.weights_bytes}, {"kernel_bytes", p.kernel_bytes},
-                                  {"arena_bytes", p.arena_bytes}, {"lower_bound_bytes", p.lower_bound},
-                                  {"io_bytes", p.io_bytes}, {"total_bytes", p.total()},
-                                  {"unknown_values", p.unknown.size()}}},
+    nlohmann::json predicted = MemoryPredictionJson(p);
+    predicted["unknown_values"] = p.unknown.size();
+    j["memory"] = {{"predicted", predicted},
                    {"kernel_bytes_now", session->kernel_held_bytes()},
                    {"arenas", arenas}};
   }

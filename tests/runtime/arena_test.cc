@@ -11,6 +11,7 @@
 #include "ferry/session.h"
 #include "runtime/arena.h"
 #include "testing/model_builder.h"
+#include "testing/op_harness.h"
 
 namespace ferry {
 namespace {
@@ -18,11 +19,8 @@ namespace {
 const std::string kModel = std::string(FERRY_SOURCE_DIR) + "/models/quickstart_cnn.onnx";
 
 Tensor RandomInput(uint32_t seed) {
-  Tensor t(DataType::kFloat, {1, 3, 32, 32});
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = d(rng);
-  return t;
+  return testing::RandomTensor(DataType::kFloat, {1, 3, 32, 32}, rng);
 }
 
 bool SameBits(const Tensor& a, const Tensor& b) {

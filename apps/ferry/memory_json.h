@@ -1,0 +1,16 @@
+// The byte figures of a MemoryPrediction as JSON, shared by `ferry check --memory --json` and `ferry run --json`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/session.h"
+
+namespace ferry::cli {
+
+// weights_bytes, kernel_bytes, arena_bytes, lower_bound_bytes, io_bytes, total_bytes.
+inline nlohmann::json MemoryPredictionJson(const MemoryPrediction& p) {
+  return {{"weights_bytes", p.weights_bytes}, {"kernel_bytes", p.kernel_bytes}, {"arena_bytes", p.arena_bytes},
+          {"lower_bound_bytes", p.lower_bound}, {"io_bytes", p.io_bytes},     {"total_bytes", p.total()}};
+}
+
+}  // namespace ferry::cli
