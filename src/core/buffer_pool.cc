@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "ferry/error.h"
 
 namespace ferry {
@@ -34,9 +36,27 @@ Pool& ThePool() {
   return *pool;
 }
 
+// Blocks of kMapMinBytes and more are pages of their own (mmap), so that freeing one returns it to the system
+// at once: from malloc's heap, a freed block in the middle stays resident until everything above it is freed
+// too. Fresh pages are zero and cost nothing until written.
+void* MapBlock(size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void FreeBlock(void* p, size_t size) {
+  if (size >= kMapMinBytes) {
+    ::munmap(p, size);
+  } else {
+    ::operator delete(p, kAlign);
+  }
+}
+
+thread_local int t_bypass_depth = 0;  // > 0: blocks freed on this thread skip the pool (ScopedPoolBypass)
+
 void Release(void* p, size_t size) {
   Pool& pool = ThePool();
-  if (size <= kPoolMaxBlockBytes) {
+  if (size <= kPoolMaxBlockBytes && t_bypass_depth == 0) {
     std::lock_guard lock(pool.mu);
     if (pool.held + size <= kPoolCapBytes) {
       pool.free[size].push_back(p);
@@ -44,18 +64,24 @@ void Release(void* p, size_t size) {
       return;
     }
   }
-  ::operator delete(p, kAlign);
+  FreeBlock(p, size);
 }
 
-void* Take(size_t size) {
+// A free block of the smallest class that holds `*size` bytes and wastes at most a quarter of itself (it sets
+// *size to that class), or nullptr. Taking a larger class than asked lets a first run reuse what it freed even
+// when its activations differ in size, instead of mapping new pages beside pooled ones.
+void* Take(size_t* size) {
   Pool& pool = ThePool();
   std::lock_guard lock(pool.mu);
-  auto it = pool.free.find(size);
-  if (it == pool.free.end() || it->second.empty()) return nullptr;
-  void* p = it->second.back();
-  it->second.pop_back();
-  pool.held -= size;
-  return p;
+  for (auto it = pool.free.lower_bound(*size); it != pool.free.end() && it->first <= *size + *size / 3; ++it) {
+    if (it->second.empty()) continue;
+    void* p = it->second.back();
+    it->second.pop_back();
+    pool.held -= it->first;
+    *size = it->first;
+    return p;
+  }
+  return nullptr;
 }
 
 std::atomic<uint64_t> g_allocations{0};
@@ -73,12 +99,37 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero) {
     if (zero) std::memset(p, 0, rounded);
     return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, kAlign); });
   }
-  const size_t size = ClassSize(rounded);
-  void* p = Take(size);
-  if (!p) p = ::operator new(size, kAlign, std::nothrow);
+  size_t size = ClassSize(rounded);
+  void* p = Take(&size);
+  bool zeroed = false;
+  if (!p && size >= kMapMinBytes) {
+    p = MapBlock(size);
+    zeroed = p != nullptr;
+  } else if (!p) {
+    p = ::operator new(size, kAlign, std::nothrow);
+  }
   if (!p) throw ResourceExhaustedError("out of memory allocating " + std::to_string(bytes) + " bytes for a tensor");
-  if (zero) std::memset(p, 0, bytes);
+  if (zero && !zeroed) std::memset(p, 0, bytes);
   return std::shared_ptr<void>(p, [size](void* q) { Release(q, size); });
+}
+
+ScopedPoolBypass::ScopedPoolBypass() { ++t_bypass_depth; }
+ScopedPoolBypass::~ScopedPoolBypass() { --t_bypass_depth; }
+
+size_t ReleasePooledBuffers() {
+  std::map<size_t, std::vector<void*>> blocks;
+  size_t released = 0;
+  {
+    Pool& pool = ThePool();
+    std::lock_guard lock(pool.mu);
+    blocks.swap(pool.free);
+    released = pool.held;
+    pool.held = 0;
+  }
+  for (auto& [size, list] : blocks) {
+    for (void* p : list) FreeBlock(p, size);
+  }
+  return released;
 }
 
 size_t PooledBytes() {

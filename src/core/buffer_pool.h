@@ -1,8 +1,9 @@
 // Tensor buffers: 64-byte aligned, and for large ones (>= 64 KiB) recycled through a process-wide pool, so that
 // repeated allocations of one size do not map and fault in fresh pages each time. Blocks are grouped in size
-// classes 1/8 of a power of two apart (at most 12.5% slack); the pool keeps at most kPoolCapBytes of free blocks
-// of at most kPoolMaxBlockBytes each and frees the rest (so weights freed once packed go back to the allocator,
-// where the packed copies reuse them, instead of lingering here). Thread-safe.
+// classes 1/8 of a power of two apart (at most 12.5% slack), and a request may take a pooled block of a class up
+// to a third larger. The pool keeps at most kPoolCapBytes of free blocks of at most kPoolMaxBlockBytes each and
+// frees the rest. Blocks of kMapMinBytes and more are mapped pages of their own, so a freed one leaves the process
+// at once (weights freed once packed do not linger in a fragmented heap). Thread-safe.
 //
 // Activations of a top-level graph come from the executor's planned arena instead (src/runtime/arena.h) once a
 // run has shown their sizes and lifetimes; this pool serves everything else (graph outputs, subgraph values,
@@ -21,10 +22,29 @@ inline constexpr size_t kPoolMinBytes = size_t{64} << 10;
 // the pool mostly serves outputs and first runs; a small cap keeps freed weights from lingering in it).
 inline constexpr size_t kPoolMaxBlockBytes = size_t{16} << 20;
 inline constexpr size_t kPoolCapBytes = size_t{64} << 20;
+// Blocks of at least this size are mapped pages of their own (mmap/munmap, not malloc's heap): freeing one
+// returns its memory to the system at once, however the heap is fragmented.
+inline constexpr size_t kMapMinBytes = size_t{1} << 20;
 
 // A buffer of at least `bytes` (never null), zero-filled when `zero`. Throws ResourceExhaustedError when out of
 // memory. The shared_ptr's deleter returns the block to the pool.
 std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero);
+
+// While one exists, blocks freed on this thread go back to the system instead of the pool. Session creation
+// holds one: what it frees is weights its kernels have packed and the import's temporaries, which would only
+// wait in the pool (resident) for a reuse that rarely comes.
+class ScopedPoolBypass {
+ public:
+  ScopedPoolBypass();
+  ~ScopedPoolBypass();
+  ScopedPoolBypass(const ScopedPoolBypass&) = delete;
+  ScopedPoolBypass& operator=(const ScopedPoolBypass&) = delete;
+};
+
+// Frees every block the pool holds and returns the bytes freed (the pool is a cache: nothing else is lost). The
+// executor calls it once the first run of an input signature has planned its arena: that run's activations, which
+// came from the pool one by one, would otherwise stay resident beside the arena that replaces them.
+size_t ReleasePooledBuffers();
 
 // Bytes currently held by the pool's free lists (for tests and reports).
 size_t PooledBytes();

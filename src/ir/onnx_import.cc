@@ -9,6 +9,9 @@
 #include <memory>
 #include <unordered_set>
 #include <google/protobuf/unknown_field_set.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
@@ -33,8 +36,11 @@ std::vector<std::string> UnknownBytes(const google::protobuf::Message& msg, int 
   return out;
 }
 
-// Frees a TensorProto's data fields (each freed with its buffer, not just emptied).
-void FreeTensorData(onnx::TensorProto& tp) {
+// Frees a TensorProto's data fields (each freed with its buffer, not just emptied); returns about how many bytes.
+size_t FreeTensorData(onnx::TensorProto& tp) {
+  const size_t bytes = tp.raw_data().capacity() + tp.float_data().Capacity() * sizeof(float) +
+                       tp.double_data().Capacity() * sizeof(double) + tp.int32_data().Capacity() * sizeof(int32_t) +
+                       tp.int64_data().Capacity() * sizeof(int64_t) + tp.uint64_data().Capacity() * sizeof(uint64_t);
   std::unique_ptr<std::string>(tp.release_raw_data());
   google::protobuf::RepeatedField<float>().Swap(tp.mutable_float_data());
   google::protobuf::RepeatedField<double>().Swap(tp.mutable_double_data());
@@ -42,6 +48,19 @@ void FreeTensorData(onnx::TensorProto& tp) {
   google::protobuf::RepeatedField<int64_t>().Swap(tp.mutable_int64_data());
   google::protobuf::RepeatedField<uint64_t>().Swap(tp.mutable_uint64_data());
   google::protobuf::RepeatedPtrField<std::string>().Swap(tp.mutable_string_data());
+  return bytes;
+}
+
+// Every this many bytes of tensor data freed, the import hands malloc's free pages back to the system. A model's
+// strings come from malloc's heap once glibc's dynamic mmap threshold has risen (a process that freed large blocks
+// before), and a freed block in the middle of the heap stays resident; Ferry's tensors are mapped pages of their
+// own (core/buffer_pool.h), so without this the import would peak at the proto's and Ferry's copies together.
+constexpr size_t kTrimEveryBytes = size_t{16} << 20;
+
+void ReturnFreedHeapPages() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
 }
 
 class Importer {
@@ -78,7 +97,12 @@ class Importer {
   // Frees the data of a tensor that has been converted (or skipped) when release_tensor_data_ is set. Every
   // TensorProto is read once; the const_cast is sound because the import's own proto is not const.
   void Release(const onnx::TensorProto& tp) const {
-    if (release_tensor_data_) FreeTensorData(const_cast<onnx::TensorProto&>(tp));
+    if (!release_tensor_data_) return;
+    freed_since_trim_ += FreeTensorData(const_cast<onnx::TensorProto&>(tp));
+    if (freed_since_trim_ >= kTrimEveryBytes) {
+      ReturnFreedHeapPages();
+      freed_since_trim_ = 0;
+    }
   }
   void Release(const onnx::SparseTensorProto& sp) const {
     Release(sp.values());
@@ -100,6 +124,7 @@ class Importer {
   ImportOptions options_;
   ImportStats* stats_;
   bool release_tensor_data_;
+  mutable size_t freed_since_trim_ = 0;  // tensor data bytes freed since the last ReturnFreedHeapPages
 };
 
 std::optional<TypeInfo> Importer::SkippedInitializerType(int32_t data_type,

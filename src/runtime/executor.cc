@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "core/buffer_pool.h"
 #include "ferry/error.h"
 #include "runtime/value_reads.h"
 
@@ -341,6 +342,9 @@ std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) con
   std::vector<Value> result = RunGraph(top, std::move(inputs), nullptr, stats, &recorder);
   plan = recorder.Finish(static_cast<int>(top.steps.size()));
   if (plan) {
+    // This run's activations came one by one from the buffer pool and wait there, resident; from the next run
+    // on the arena serves them, so they go back to the system now (the pool is a cache: nothing else is lost).
+    ReleasePooledBuffers();
     std::lock_guard lock(arenas_mu_);
     const bool known = std::any_of(arenas_.begin(), arenas_.end(), [&](const auto& e) { return e.first == signature; });
     if (!known) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "backends/backend.h"
+#include "core/buffer_pool.h"
 #include "ir/dump.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
@@ -166,6 +167,7 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 std::unique_ptr<Session> Session::Create(const std::string& model_path, const SessionOptions& options) {
+  const ScopedPoolBypass bypass;  // what creation frees (packed weights, import temporaries) is not pooled
   auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromFile(model_path), options)));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
@@ -175,6 +177,7 @@ std::unique_ptr<Session> Session::Create(const std::string& model_path, const Se
 
 std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes, const SessionOptions& options,
                                                   const std::string& base_dir) {
+  const ScopedPoolBypass bypass;  // what creation frees (packed weights, import temporaries) is not pooled
   auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromBytes(bytes, base_dir), options)));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);

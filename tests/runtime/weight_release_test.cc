@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/buffer_pool.h"
 #include "ferry/session.h"
 #include "testing/model_builder.h"
 
@@ -98,6 +99,34 @@ TEST(WeightRelease, WeightsAnotherReaderNeedsAreKept) {
     const auto w = Values(kK * kN, 7);
     EXPECT_EQ(second.data<float>()[5], extra == "output" ? w[5] : std::abs(w[5]));
   }
+}
+
+// What session creation frees (weights packed by their kernels, the import's copies) leaves the process instead of
+// waiting in the buffer pool, and the first run's activations leave the pool once the arena has been planned.
+TEST(WeightRelease, CreationAndTheFirstRunLeaveNothingInThePool) {
+  constexpr int64_t kBigK = 1024, kBigN = 512;  // 2 MiB of weights: pooled-size blocks
+  testing::ModelBuilder b;
+  b.InputSym("x", kF, {-1, kBigK}, "M");
+  b.Node("MatMul", {"x", "W"}, {"h"});
+  b.Node("Relu", {"h"}, {"r"});
+  b.Node("MatMul", {"r", "W2"}, {"y"});
+  b.FloatInitializer("W", {kBigK, kBigN}, Values(kBigK * kBigN, 7));
+  b.FloatInitializer("W2", {kBigN, kBigK}, Values(kBigK * kBigN, 8));
+  b.graph().add_output()->set_name("y");
+  b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kF);
+  const std::string model = b.Bytes();
+  ReleasePooledBuffers();
+  auto cpu = Create(model, {"cpu", "ref"});
+  EXPECT_EQ(cpu->PredictMemory().weights_bytes, 0);
+  EXPECT_EQ(PooledBytes(), 0u) << "weights freed at creation went to the pool";
+  Tensor x = Tensor::FromVector(DataType::kFloat, {512, kBigK}, Values(512 * kBigK, 3));  // 2 MiB activations
+  for (int run = 0; run < 3; ++run) {
+    auto out = cpu->Run({{"x", x}});
+    ASSERT_EQ(out[0].second.shape(), (Shape{512, kBigK}));
+    // Run 0 planned the arena and emptied the pool of its activations; later runs take them from the arena.
+    EXPECT_EQ(PooledBytes(), 0u) << "run " << run;
+  }
+  EXPECT_FALSE(cpu->arenas().empty());
 }
 
 }  // namespace
