@@ -14,6 +14,8 @@ PACKAGES=(
   libgraphviz-dev graphviz
   # oneDNN for the `cpu` backend
   libdnnl-dev
+  # `ferry serve`: Boost.Beast/Asio (HTTP), gRPC with its protoc plugin
+  libboost-dev libgrpc++-dev protobuf-compiler-grpc
   # tests
   libgtest-dev libgmock-dev libonnx-testdata
   # the HTML report is rendered in headless Chromium (tests/e2e/check_html_test.sh)

@@ -17,5 +17,11 @@ Command AddOpsCommand(CLI::App& app);
 Command AddCheckCommand(CLI::App& app);
 // Adds `ferry optimize`: run the graph passes and write the model as ONNX (portable, or for --target backends).
 Command AddOptimizeCommand(CLI::App& app);
+// Adds `ferry serve`: a KServe v2 inference server over a Triton-style model repository (docs/serve.md).
+Command AddServeCommand(CLI::App& app);
+// Adds `ferry bench`: latency and throughput over batch sizes x threads x concurrency (table, --json, --csv, --plot).
+Command AddBenchCommand(CLI::App& app);
+// Adds `ferry compare`: a model under two configurations, or against stored outputs (exit 3: beyond tolerance).
+Command AddCompareCommand(CLI::App& app);
 
 }  // namespace ferry::cli

@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   ferry::cli::Command ops = ferry::cli::AddOpsCommand(app);
   ferry::cli::Command check = ferry::cli::AddCheckCommand(app);
   ferry::cli::Command optimize = ferry::cli::AddOptimizeCommand(app);
+  ferry::cli::Command serve = ferry::cli::AddServeCommand(app);
+  ferry::cli::Command bench = ferry::cli::AddBenchCommand(app);
+  ferry::cli::Command compare = ferry::cli::AddCompareCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,6 +27,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("ops")) return ops();
     if (app.got_subcommand("check")) return check();
     if (app.got_subcommand("optimize")) return optimize();
+    if (app.got_subcommand("serve")) return serve();
+    if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("compare")) return compare();
   } catch (const ferry::Error& e) {
     std::cerr << "ferry: error [" << ferry::ErrorCategoryName(e.category()) << "]: " << e.what() << "\n";
     return 1;

@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "memory_json.h"
-#include "placement_flags.h"
+#include "session_flags.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "tools/npy.h"
@@ -29,32 +29,15 @@ struct RunArgs {
   std::string output_dir;
   int repeat = 1;
   bool json = false;
-  std::string backends = "cpu,ref";
   int threads = 0;
-  std::string isa;
-  PlacementFlags placement;
+  SessionFlags session;
   bool report = false;
   bool verbose = false;
-  int level = 3;
-  std::vector<std::string> disabled_passes;
-  bool legalize = false;
-  bool no_memory_arena = false;
-  bool deterministic = false;
   std::string dump_ir;
   std::string profile;           // --profile FILE: the Chrome trace
   bool profile_summary = false;  // --profile-summary
   size_t profile_top = 10;
 };
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -74,38 +57,11 @@ int64_t PeakRssKb() {
 }
 
 int Run(const RunArgs& a) {
-  SessionOptions options;
-  options.backends = Split(a.backends, ',');
+  SessionOptions options = a.session.Options();
   options.threads = a.threads;
-  options.isa = a.isa;
-  options.plugins = a.placement.plugins;
-  options.pins = a.placement.ParsedPins();
-  options.allow_fallback = !a.placement.no_fallback;
-  options.optimization_level = a.level;
-  options.disabled_passes = a.disabled_passes;
-  options.legalize = a.legalize;
-  options.memory_arena = !a.no_memory_arena;
-  options.deterministic = a.deterministic;
   tools::InputSpec spec;
   for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
-  for (const auto& s : a.shapes) {
-    auto [n, v] = tools::ParseAssignment(s, "--shape");
-    spec.shapes[n] = tools::ParseDims(v, "--shape " + n);
-  }
-  for (const auto& s : a.ranges) {
-    auto [n, v] = tools::ParseAssignment(s, "--range");
-    auto parts = Split(v, ',');
-    double lo = 0, hi = 0;
-    try {
-      if (parts.size() != 2) throw std::invalid_argument("two values");
-      lo = std::stod(parts[0]);
-      hi = std::stod(parts[1]);
-    } catch (const std::exception&) {
-      throw InvalidArgumentError("--range " + n + ": expected LO,HI, got '" + v + "'");
-    }
-    if (!(lo < hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
-    spec.ranges[n] = {lo, hi};
-  }
+  ParseInputFlags(a.shapes, a.ranges, spec);
   if (a.batch >= 0) spec.batch = a.batch;
   spec.random = a.random;
   spec.seed = a.seed;
@@ -273,21 +229,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
   cmd->add_option("--repeat", args->repeat, "run N times and print median and p90 latency")->check(CLI::Range(1, 1000000));
   cmd->add_flag("--json", args->json, "machine-readable output");
-  cmd->add_option("--backend,--backends", args->backends, "backends in priority order, comma-separated (default cpu,ref)");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
-  cmd->add_option("-O,--level,--opt-level", args->level, "graph optimization level 0-3 (default 3; docs/optimize.md)")
-      ->check(CLI::Range(0, 3));
+  AddSessionFlags(*cmd, args->session);
   cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");
-  cmd->add_option("--disable-pass", args->disabled_passes, "do not run this optimizer pass; repeatable");
-  cmd->add_flag("--no-memory-arena", args->no_memory_arena,
-                "allocate every activation buffer on its own instead of from the arena planned after the first run "
-                "of each input shape");
-  cmd->add_flag("--deterministic", args->deterministic,
-                "bitwise-identical outputs across runs and sessions with the same options (needs --threads N; "
-                "docs/determinism.md)");
-  cmd->add_flag("--legalize", args->legalize,
-                "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
-                "exists (`ferry check` lists them as \"rewrite available\")");
   cmd->add_option("--profile", args->profile,
                   "time every node and write a Chrome trace (ui.perfetto.dev, chrome://tracing) of the runs to FILE: "
                   "one event per node with its op, backend, shapes and bytes (the first of several runs is a "
@@ -297,8 +241,6 @@ Command AddRunCommand(CLI::App& app) {
                 "time every node; print the median per op type and per node: ms, share, backend (with --json: a "
                 "\"profile\" key; the first of several runs is a warm-up and not counted)");
   cmd->add_option("--profile-top", args->profile_top, "with --profile-summary: nodes listed (default 10, 0 = all)");
-  cmd->add_option("--isa", args->isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
-  AddPlacementFlags(*cmd, args->placement);
   cmd->add_flag("--report", args->report,
                 "print where each node runs and why: segments, fallbacks, copies (with --json: a \"placement\" key)");
   cmd->add_flag("-v,--verbose", args->verbose, "with --report: list every node, not only the ones not native");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -126,6 +127,13 @@ struct RunStats {
   // NodeTime records); nothing when false.
   bool profile = false;
   std::vector<NodeTime> node_times;
+  // Set before the run to see every value a node of the main graph produces (`ferry compare --layerwise`),
+  // called on the running thread right after the node ran, with the value's name in the graph the session runs
+  // (after the optimizer: a fused node writes the output of the last node it replaced; the blocked layout's twins,
+  // "X_blocked", hold a physical layout that is not the ONNX one) and the value on the host. Its buffer may be
+  // reused as soon as the callback returns (activation arena, in-place kernels): clone what you keep. Graph
+  // inputs, initializers, copy steps and subgraph values are not reported. Costs nothing when empty.
+  std::function<void(const std::string& name, const Value& value)> on_value;
 };
 
 class Session {

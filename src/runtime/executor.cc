@@ -370,6 +370,26 @@ std::vector<Executor::ArenaInfo> Executor::arenas() const {
   return out;
 }
 
+namespace {
+
+// RunStats::on_value: the values a node of the top graph produced, on the host.
+void ReportValues(const ir::Node& n, const Backend* backend, const std::vector<int>& out,
+                  const std::vector<Value>& slots, const RunStats& stats) {
+  const bool on_host = !backend || IsHostDevice(backend->device());
+  for (size_t k = 0; k < out.size(); ++k) {
+    const ir::Value* v = n.output(k);
+    if (out[k] < 0 || !v) continue;
+    const Value& value = slots[static_cast<size_t>(out[k])];
+    if (on_host || value.is_none()) {
+      stats.on_value(v->name(), value);
+    } else {
+      stats.on_value(v->name(), backend->CopyToHost(value));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
                                       RunStats* stats, StepAllocator* arena) const {
   Frame frame;
@@ -468,6 +488,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
       }
       stats->node_times.push_back(std::move(t));
     }
+    if (stats && stats->on_value && !parent) ReportValues(*step.node, step.backend, step.out, frame.slots, *stats);
     for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
   }
   std::vector<Value> result;

@@ -101,8 +101,12 @@ Tensor RandomTensor(DataType dtype, const Shape& shape, std::mt19937_64& rng, st
 }  // namespace
 
 std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spec) {
+  return BuildInputs(session.inputs(), spec);
+}
+
+std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec) {
   auto known = [&](const std::string& n) {
-    for (const auto& i : session.inputs()) {
+    for (const auto& i : inputs) {
       if (i.name == n) return true;
     }
     return false;
@@ -112,7 +116,7 @@ std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spe
       (void)v;
       if (!known(n)) {
         std::string names;
-        for (const auto& i : session.inputs()) names += (names.empty() ? "" : ", ") + i.name;
+        for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
         throw InvalidArgumentError(flag + ": the model has no input '" + n + "' (inputs: " + names + ")");
       }
     }
@@ -122,7 +126,7 @@ std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spe
   check_names(spec.ranges, "--range");
   std::mt19937_64 rng(spec.seed);
   std::vector<NamedValue> out;
-  for (const IoInfo& info : session.inputs()) {
+  for (const IoInfo& info : inputs) {
     if (auto f = spec.files.find(info.name); f != spec.files.end()) {
       out.emplace_back(info.name, Value(LoadTensorFile(f->second)));
       continue;

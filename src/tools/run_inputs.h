@@ -29,6 +29,8 @@ std::pair<std::string, std::string> ParseAssignment(const std::string& text, con
 // Every input of `session` from `spec`. Throws InvalidArgumentError naming the input when a file is missing,
 // a dim cannot be resolved, or a name does not exist.
 std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spec);
+// The same for inputs described by `inputs` (a server's model metadata, for `ferry bench --server`).
+std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec);
 
 // Loads a tensor from .npy or TensorProto .pb (by extension).
 Tensor LoadTensorFile(const std::string& path);

@@ -1,0 +1,74 @@
+#include "session_flags.h"
+
+#include <sstream>
+
+#include "ferry/error.h"
+
+namespace ferry::cli {
+
+SessionOptions SessionFlags::Options() const {
+  SessionOptions options;
+  options.backends = SplitList(backends);
+  options.isa = isa;
+  options.plugins = placement.plugins;
+  options.pins = placement.ParsedPins();
+  options.allow_fallback = !placement.no_fallback;
+  options.optimization_level = level;
+  options.disabled_passes = disabled_passes;
+  options.legalize = legalize;
+  options.memory_arena = !no_memory_arena;
+  options.deterministic = deterministic;
+  return options;
+}
+
+void AddSessionFlags(CLI::App& cmd, SessionFlags& flags) {
+  cmd.add_option("--backend,--backends", flags.backends, "backends in priority order, comma-separated (default cpu,ref)");
+  cmd.add_option("-O,--level,--opt-level", flags.level, "graph optimization level 0-3 (default 3; docs/optimize.md)")
+      ->check(CLI::Range(0, 3));
+  cmd.add_option("--disable-pass", flags.disabled_passes, "do not run this optimizer pass; repeatable");
+  cmd.add_flag("--no-memory-arena", flags.no_memory_arena,
+               "allocate every activation buffer on its own instead of from the arena planned after the first run "
+               "of each input shape");
+  cmd.add_flag("--deterministic", flags.deterministic,
+               "bitwise-identical outputs across runs and sessions with the same options (needs --threads N; "
+               "docs/determinism.md)");
+  cmd.add_flag("--legalize", flags.legalize,
+               "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
+               "exists (`ferry check` lists them as \"rewrite available\")");
+  cmd.add_option("--isa", flags.isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
+  AddPlacementFlags(cmd, flags.placement);
+}
+
+std::vector<std::string> SplitList(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<std::string>& ranges,
+                     tools::InputSpec& spec) {
+  for (const auto& s : shapes) {
+    auto [n, v] = tools::ParseAssignment(s, "--shape");
+    spec.shapes[n] = tools::ParseDims(v, "--shape " + n);
+  }
+  for (const auto& s : ranges) {
+    auto [n, v] = tools::ParseAssignment(s, "--range");
+    auto parts = SplitList(v);
+    double lo = 0, hi = 0;
+    try {
+      if (parts.size() != 2) throw std::invalid_argument("two values");
+      lo = std::stod(parts[0]);
+      hi = std::stod(parts[1]);
+    } catch (const std::exception&) {
+      throw InvalidArgumentError("--range " + n + ": expected LO,HI, got '" + v + "'");
+    }
+    if (!(lo < hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
+    spec.ranges[n] = {lo, hi};
+  }
+}
+
+}  // namespace ferry::cli

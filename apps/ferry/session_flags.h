@@ -1,0 +1,42 @@
+// Flags every verb that creates a session and feeds it generated inputs shares (`ferry run`, `ferry bench`):
+// backends, optimization level, ISA, passes, placement; and the parsing of --shape / --range into an InputSpec.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ferry/session.h"
+#include "placement_flags.h"
+#include "tools/run_inputs.h"
+
+namespace ferry::cli {
+
+struct SessionFlags {
+  std::string backends = "cpu,ref";
+  std::string isa;
+  int level = 3;
+  std::vector<std::string> disabled_passes;
+  bool legalize = false;
+  bool no_memory_arena = false;
+  bool deterministic = false;
+  PlacementFlags placement;
+
+  // The SessionOptions these flags ask for (threads left at 0: each verb sets its own). Throws
+  // InvalidArgumentError for a malformed --pin.
+  SessionOptions Options() const;
+};
+
+// --backends, -O/--level, --isa, --disable-pass, --legalize, --no-memory-arena, --deterministic, --plugin, --pin,
+// --no-fallback.
+void AddSessionFlags(CLI::App& cmd, SessionFlags& flags);
+
+// "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> SplitList(const std::string& s, char sep = ',');
+
+// Parses --shape NAME=DIMS and --range NAME=LO,HI values into `spec.shapes` and `spec.ranges`; throws
+// InvalidArgumentError naming the flag and the input for a malformed value.
+void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<std::string>& ranges,
+                     tools::InputSpec& spec);
+
+}  // namespace ferry::cli
