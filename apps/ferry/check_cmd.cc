@@ -191,6 +191,22 @@ int Check(const CheckArgs& a) {
     return Usage(e.what());
   }
 
+  // GPU backends without --cc: judged against this machine's GPU; with none, against no GPU (their kernels are
+  // hardware-layer refusals) and a note says how to judge another machine (docs/cuda.md).
+  if (a.cc.empty()) {
+    for (const auto& name : options.backends) {
+      const Backend* b = FindBackend(name);
+      if (IsHostDevice(b->device())) continue;
+      options.compute_capability = std::max(options.compute_capability, b->compute_capability());
+      try {
+        b->RequireDevice();
+      } catch (const Error& e) {
+        (a.json ? std::cerr : std::cout) << "note: " << e.what() << "; judging '" << name
+                                         << "' against no GPU (give --cc MAJOR.MINOR to judge a GPU)\n";
+      }
+    }
+  }
+
   // The trace is read before the model (a bad one fails fast, exit 1, naming the file and what is wrong).
   tools::Profile profile;
   if (!a.profile.empty()) profile = tools::SummarizeProfile(tools::LoadProfileTrace(a.profile));

@@ -31,6 +31,14 @@ class Backend {
   // The blocked_layout pass rewrites only for a backend that asks for a layout.
   virtual std::optional<int> activation_block(const Target& target) const;
 
+  // GPU backends: the compute capability of the device the backend runs on (e.g. 90 for 9.0), 0 when there is
+  // none. Sessions judge the backend's kernels against it (Target::compute_capability).
+  virtual int compute_capability() const { return 0; }
+  // Throws UnsupportedError naming the device when the backend cannot run here (a GPU backend on a machine
+  // without that GPU, or a build without its toolkit). Sessions call it; `ferry check` does not (it judges any
+  // target, --cc). Host backends never throw.
+  virtual void RequireDevice() const {}
+
   // Moving values between host memory and this backend's device. Only called on backends whose device() is
   // not kHostDevice; the defaults throw InternalError.
   virtual Value CopyToDevice(const Value& host_value) const;

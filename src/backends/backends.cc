@@ -4,6 +4,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "backends/ref/ref_backend.h"
 #include "ferry/error.h"
 
@@ -22,6 +23,8 @@ BackendList& AllBackends() {
     auto* l = new BackendList();
     l->backends.push_back(std::make_unique<RefBackend>());
     l->backends.push_back(std::make_unique<CpuBackend>());
+    // Declared on every machine (its kernel declarations are data); it runs only with a GPU and a CUDA build.
+    l->backends.push_back(std::make_unique<CudaBackend>(0));
     return l;
   }();
   return *list;
@@ -31,11 +34,22 @@ BackendList& AllBackends() {
 
 const Backend* FindBackend(std::string_view name) {
   BackendList& list = AllBackends();
-  std::shared_lock lock(list.mu);
+  {
+    std::shared_lock lock(list.mu);
+    for (const auto& b : list.backends) {
+      if (b->name() == name) return b.get();
+    }
+  }
+  // "cuda:N": the cuda backend on device N, made on first use.
+  const std::optional<int> device = CudaDeviceOfBackendName(name);
+  if (!device) return nullptr;
+  if (*device == 0) return FindBackend("cuda");
+  std::unique_lock lock(list.mu);
   for (const auto& b : list.backends) {
     if (b->name() == name) return b.get();
   }
-  return nullptr;
+  list.backends.push_back(std::make_unique<CudaBackend>(*device));
+  return list.backends.back().get();
 }
 
 std::vector<std::string> BackendNames() {

@@ -70,6 +70,12 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   runtime::PlacementOptions placement_options =
       runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
   if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
+  // A GPU backend needs its device; its kernels are judged against that device's compute capability.
+  for (const Backend* b : placement_options.backends) {
+    b->RequireDevice();
+    placement_options.target.compute_capability = std::max(placement_options.target.compute_capability,
+                                                           b->compute_capability());
+  }
   ir::InlineModelFunctions(*model);
   if (!options.input_shapes.empty()) runtime::FixInputShapes(*model, options.input_shapes);
   runtime::InferTypes(*model);
