@@ -38,14 +38,23 @@ Pool& ThePool() {
 
 // Blocks of kMapMinBytes and more are pages of their own (mmap), so that freeing one returns it to the system
 // at once: from malloc's heap, a freed block in the middle stays resident until everything above it is freed
-// too. Fresh pages are zero and cost nothing until written.
+// too. Fresh pages are zero and cost nothing until written. Under AddressSanitizer every block comes from the
+// allocator instead, so that the sanitizer still sees overflows of large tensors.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMapLargeBlocks = false;
+#else
+constexpr bool kMapLargeBlocks = true;
+#endif
+
+bool Mapped(size_t size) { return kMapLargeBlocks && size >= kMapMinBytes; }
+
 void* MapBlock(size_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
 void FreeBlock(void* p, size_t size) {
-  if (size >= kMapMinBytes) {
+  if (Mapped(size)) {
     ::munmap(p, size);
   } else {
     ::operator delete(p, kAlign);
@@ -102,7 +111,7 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero) {
   size_t size = ClassSize(rounded);
   void* p = Take(&size);
   bool zeroed = false;
-  if (!p && size >= kMapMinBytes) {
+  if (!p && Mapped(size)) {
     p = MapBlock(size);
     zeroed = p != nullptr;
   } else if (!p) {
