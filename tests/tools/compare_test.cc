@@ -12,6 +12,7 @@
 #include "ferry/error.h"
 #include "kernels/kernel.h"
 #include "testing/model_builder.h"
+#include "testing/perturb_backend.h"
 #include "tools/compare.h"
 #include "tools/compare_bisect.h"
 #include "tools/compare_layerwise.h"
@@ -154,40 +155,9 @@ TEST(CompareConfig, ErrorsNameTheToken) {
   EXPECT_NE(ConfigError("cpu:opt=9").find("--a 'cpu:opt=9'"), std::string::npos);
 }
 
-// ---- a test backend with a deliberately wrong Relu -----------------------------------------------------------
+// ---- a test backend with a deliberately wrong Relu: tests/testing/perturb_backend.h ---------------------------
 
-// Relu that adds 0.01 to every element: the perturbed kernel of the divergence tests.
-class OffByRelu : public OpKernel {
- public:
-  explicit OffByRelu(const ir::Node&) {}
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
-    for (int64_t i = 0; i < x.size(); ++i) y.data<float>()[i] = std::max(x.data<float>()[i], 0.0f) + 0.01f;
-  }
-};
-
-class PerturbBackend : public Backend {
- public:
-  PerturbBackend() : registry_("compare_perturb") {
-    registry_.Add({.op = "Relu", .types = {{"T", {DataType::kFloat}}}, .create = MakeKernel<OffByRelu>});
-  }
-  const std::string& name() const override { return name_; }
-  std::string device() const override { return "cpu"; }
-  const KernelRegistry& kernels() const override { return registry_; }
-
- private:
-  std::string name_ = "compare_perturb";
-  KernelRegistry registry_;
-};
-
-void EnsurePerturbBackend() {
-  static const bool registered = [] {
-    RegisterBackend(std::make_unique<PerturbBackend>());
-    return true;
-  }();
-  (void)registered;
-}
+using testing::EnsurePerturbBackend;
 
 std::string TestDir() {
   const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "kernels/kernel.h"
 #include "testing/model_builder.h"
+#include "testing/perturb_backend.h"
 #include "tools/compare.h"
 #include "tools/compare_format.h"
 #include "tools/compare_layerwise.h"
@@ -264,39 +265,11 @@ TEST(CompareUnblock, LayerwiseComparesBlockedTwins) {
   }
 }
 
-class OffByRelu : public OpKernel {
- public:
-  explicit OffByRelu(const ir::Node&) {}
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
-    for (int64_t i = 0; i < x.size(); ++i) y.data<float>()[i] = std::max(x.data<float>()[i], 0.0f) + 0.01f;
-  }
-};
-
-class PerturbBackend : public Backend {
- public:
-  PerturbBackend() : registry_("unblock_perturb") {
-    registry_.Add({.op = "Relu", .types = {{"T", {DataType::kFloat}}}, .create = MakeKernel<OffByRelu>});
-  }
-  const std::string& name() const override { return name_; }
-  std::string device() const override { return "cpu"; }
-  const KernelRegistry& kernels() const override { return registry_; }
-
- private:
-  std::string name_ = "unblock_perturb";
-  KernelRegistry registry_;
-};
-
 // relu2 runs on a backend whose Relu is off by 0.01; everything before it ran blocked on cpu. The first
 // divergence is relu2, introduced there: its input c2 (plain, for the Relu) agrees, and so do the twins before.
 TEST(CompareUnblock, PerturbedNodeAfterABlockedChainIsFound) {
-  static const bool registered = [] {
-    RegisterBackend(std::make_unique<PerturbBackend>());
-    return true;
-  }();
-  (void)registered;
-  const Layerwise lw = RunLayerwise(ConvChainModel(), "cpu,unblock_perturb,ref:pin=relu2=unblock_perturb",
+  testing::EnsurePerturbBackend();
+  const Layerwise lw = RunLayerwise(ConvChainModel(), "cpu,compare_perturb,ref:pin=relu2=compare_perturb",
                                     "ref:opt=0");
   const tools::LayerwiseReport& r = lw.report;
   ASSERT_TRUE(r.first.has_value()) << tools::FormatLayerwise(r);
