@@ -5,26 +5,13 @@
 
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
+#include "kernels/ref/control_flow_util.h"  // CloneValue: the deep copy the control-flow kernels use
 #include "runtime/type_inference.h"
 #include "tools/compare.h"
 #include "tools/compare_unblock.h"
 
 namespace ferry::tools {
 namespace {
-
-Value CloneValue(const Value& v) {
-  Value out;
-  if (v.is_tensor()) {
-    out = Value(v.tensor().Clone());
-  } else if (v.is_sequence()) {
-    TensorSequence s;
-    s.elem_type = v.sequence().elem_type;
-    for (const Tensor& t : v.sequence().tensors) s.tensors.push_back(t.Clone());
-    out = Value(std::move(s));
-  }
-  out.set_optional(v.is_optional());
-  return out;
-}
 
 std::string NodeLabel(const ir::Node& n, size_t order) {
   return n.name().empty() ? "#" + std::to_string(order) + " (unnamed)" : n.name();
@@ -95,13 +82,13 @@ std::map<std::string, const ir::Node*> ProducedValues(const ir::Model& model) {
 CapturedRun CaptureRun(const Session& session, const std::vector<NamedValue>& inputs,
                        const std::map<std::string, const ir::Node*>* keep) {
   CapturedRun run;
-  for (const auto& [name, v] : inputs) run.values.emplace(name, CloneValue(v));
+  for (const auto& [name, v] : inputs) run.values.emplace(name, ref::CloneValue(v));
   std::map<std::string, std::pair<std::string, Unblocked>> twins;  // X -> (its twin's name, X mapped back)
   RunStats stats;
   stats.profile = true;
   stats.on_value = [&](const std::string& name, const Value& v) {
     if (!keep || keep->count(name)) {
-      run.values.insert_or_assign(name, CloneValue(v));
+      run.values.insert_or_assign(name, ref::CloneValue(v));
       return;
     }
     const std::string plain = BlockedTwinOf(name, *keep);
