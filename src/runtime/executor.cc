@@ -106,7 +106,7 @@ std::string CopyDescription(const CopyPlan& c) {
 }  // namespace
 
 Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena,
-                   bool deterministic, std::function<void(const ir::Value*)> release)
+                   bool deterministic, ReleaseFn release)
     : model_(model),
       threads_(threads),
       memory_arena_(memory_arena),
@@ -217,7 +217,7 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
       auto& tensor = cg->constants[constant_index.at(cg->slot_of.at(v))].second;
       released_bytes_ += static_cast<int64_t>(tensor->nbytes());
       tensor = std::make_shared<const Tensor>(Tensor::Wrap(tensor->dtype(), tensor->shape(), nullptr, nullptr));
-      release_(v);
+      release_(v, tensor);
     }
   };
 

@@ -30,11 +30,12 @@ class Executor {
   // SessionOptions::deterministic, passed to every kernel (KernelContext::deterministic) and keeping OpenMP from
   // shrinking thread teams during a run.
   // `release`: called with an initializer of the top graph whose data the executor freed because every kernel
-  // reading it packed its own copy (OpKernel::ReleaseConstantInput); the owner of the model drops its reference
-  // to the data. Those kernels get a data-less tensor of the same dtype and shape from then on. Without
+  // reading it packed its own copy (OpKernel::ReleaseConstantInput), and the data-less tensor (same dtype and
+  // shape) that replaces it; the owner of the model puts that in place of its reference to the data. Without
   // `release` nothing is freed.
+  using ReleaseFn = std::function<void(const ir::Value*, std::shared_ptr<const Tensor> dataless)>;
   Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true,
-           bool deterministic = false, std::function<void(const ir::Value*)> release = {});
+           bool deterministic = false, ReleaseFn release = {});
   ~Executor();
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
@@ -65,7 +66,7 @@ class Executor {
   int threads_;
   bool memory_arena_;
   bool deterministic_;
-  std::function<void(const ir::Value*)> release_;
+  ReleaseFn release_;
   int64_t released_bytes_ = 0;
   std::unordered_map<const ir::Graph*, std::unique_ptr<CompiledGraph>> compiled_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;

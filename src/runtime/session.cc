@@ -100,12 +100,11 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
   impl->executor =
       std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena,
-                                          options.deterministic, [](const ir::Value* released) {
+                                          options.deterministic,
+                                          [](const ir::Value* released, std::shared_ptr<const Tensor> dataless) {
         // Every kernel reading it packed its own copy: the model (which this session owns and may change)
         // keeps only the dtype and shape, so the weights are not held twice.
-        auto* v = const_cast<ir::Value*>(released);
-        v->set_initializer(std::make_shared<const Tensor>(
-            Tensor::Wrap(v->initializer()->dtype(), v->initializer()->shape(), nullptr, nullptr)));
+        const_cast<ir::Value*>(released)->set_initializer(std::move(dataless));
       });
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
