@@ -3,6 +3,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -50,13 +51,64 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
+  // A request is read in two steps: the header through Beast's parser, then the body. A body with a
+  // Content-Length is read straight into the request's string, as few large reads as the socket gives; only a
+  // chunked body goes through the parser. (Through the parser, Beast reads at most the free space in `buffer_`,
+  // at least 512 bytes, and empties the buffer into the body as it goes: a 602 KB body took ~1,200 reads of 512
+  // bytes and ~8 ms on loopback.)
   void Read() {
     if (server_.stopping) return Close();
     parser_.emplace();
-    parser_->body_limit(server_.options.max_body_bytes);
+    parser_->body_limit(server_.options.max_body_bytes);  // a larger Content-Length fails with the header
     parser_->header_limit(64 * 1024);
+    direct_body_ = false;
+    body_.clear();
+    buffer_.shrink_to_fit();  // an idle connection keeps no large buffer (bytes of a pipelined request stay)
     stream_.expires_after(std::chrono::seconds(server_.options.idle_timeout_s));
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Connection::OnHeader, shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, size_t) {
+    if (ec || parser_->is_done()) return OnRead(ec, 0);
+    // A client that asks to be told before it sends the body (curl does for bodies over 1 MB) would otherwise
+    // wait for its own timeout (1 s for curl) first.
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+      http::async_write(stream_, *go_on, [self = shared_from_this(), go_on](beast::error_code e, size_t) {
+        if (e) return self->Close();
+        self->ReadBody();
+      });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    const auto length = parser_->content_length();
+    if (parser_->chunked() || !length) {
+      buffer_.reserve(kChunkedReadBytes);
+      return http::async_read(stream_, buffer_, *parser_,
+                              beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+    }
+    // `length` is within the body limit (the parser checked it with the header). The string grows as bytes
+    // arrive, not to `length` at once: a client that announces 64 MiB and sends nothing holds 64 KiB.
+    direct_body_ = true;
+    body_length_ = static_cast<size_t>(*length);
+    body_.resize(std::min(body_length_, std::max(buffer_.size(), kChunkedReadBytes)));
+    const size_t have = net::buffer_copy(net::buffer(body_), buffer_.data());  // bytes read with the header
+    buffer_.consume(have);
+    ReadMoreBody(have);
+  }
+
+  void ReadMoreBody(size_t have) {
+    if (have == body_length_) return OnRead({}, 0);
+    if (have == body_.size()) body_.resize(std::min(body_length_, body_.size() * 2));
+    stream_.async_read_some(net::buffer(body_.data() + have, body_.size() - have),
+                            [self = shared_from_this(), have](beast::error_code ec, size_t n) {
+                              if (ec) return self->OnRead(ec, 0);
+                              self->ReadMoreBody(have + n);
+                            });
   }
 
   void OnRead(beast::error_code ec, size_t) {
@@ -84,7 +136,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       r.header_length = std::stoull(v);
     }
-    r.body = std::move(req.body());
+    r.body = direct_body_ ? std::move(body_) : std::move(req.body());
     cancelled_ = std::make_shared<std::atomic<bool>>(false);
     ++server_.in_flight;
     counted_ = true;
@@ -147,8 +199,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
+  static constexpr size_t kChunkedReadBytes = 64 * 1024;  // Beast's largest read
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::string body_;          // a Content-Length body, read past the parser
+  size_t body_length_ = 0;    // its Content-Length
+  bool direct_body_ = false;  // the request's body is in body_, not in the parser's message
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool keep_alive_ = true;
   bool counted_ = false;
