@@ -3,9 +3,11 @@
 // (--fail-on, --max-fallback) pass, even for a model that cannot run (the report is the product); 3 a gate
 // failed; 1 the model (or the --profile trace) cannot be read; 2 a usage error (flags, --shape naming no input or
 // of the wrong rank).
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -39,6 +41,7 @@ struct CheckArgs {
   double max_fallback = -1;
   bool memory = false;        // --memory: predict the memory a session needs (weights, packed copies, arena)
   std::string memory_limit;   // --memory-limit BYTES (implies --memory): exit 3 when the prediction exceeds it
+  int threads = 0;            // --threads N: the intra-op threads the prediction is for (0 = all cores)
 };
 
 // "123", "512K", "1.5M", "2G" (binary units) -> bytes.
@@ -76,6 +79,7 @@ MemoryResult PredictMemory(const CheckArgs& a, const tools::CheckOptions& option
   so.plugins = options.plugins;
   so.isa = options.isa_exact ? "" : options.isa;
   so.input_shapes = options.shapes;
+  so.threads = a.threads;
   MemoryResult r;
   try {
     r.p = Session::Create(a.model, so)->PredictMemory();
@@ -105,6 +109,21 @@ std::string FormatMemoryText(const MemoryResult& r) {
         << (p.lower_bound > 0 ? static_cast<double>(p.arena_bytes) / static_cast<double>(p.lower_bound) : 1.0);
   line("activation arena", p.arena_bytes, "lower bound " + HumanBytes(p.lower_bound) + ", " + ratio.str() + "x");
   line("inputs and outputs", p.io_bytes);
+  // One line per device: its buffers, largest first.
+  std::map<std::string, std::vector<const WorkspaceBuffer*>> by_device;
+  for (const WorkspaceBuffer& b : p.workspace) by_device[b.device].push_back(&b);
+  if (by_device.empty()) line("workspace", 0, "no kernel keeps scratch buffers at these shapes");
+  for (auto& [device, buffers] : by_device) {
+    std::stable_sort(buffers.begin(), buffers.end(), [](auto* a, auto* b) { return a->bytes > b->bytes; });
+    int64_t bytes = 0;
+    std::string note;
+    for (const WorkspaceBuffer* b : buffers) {
+      bytes += b->bytes;
+      note += (note.empty() ? "" : ", ") + b->name + " " + HumanBytes(b->bytes) +
+              (b->threads > 1 ? " (" + std::to_string(b->threads) + " threads)" : "");
+    }
+    line(("workspace (" + device + ")").c_str(), bytes, note);
+  }
   line("total", p.total());
   if (!p.unknown.empty()) {
     out << "  " << p.unknown.size() << " value(s) of unknown size not counted (give --shape), e.g. " << p.unknown.front()
@@ -260,7 +279,8 @@ int Check(const CheckArgs& a) {
                          HumanBytes(limit) + " (weights " + HumanBytes(predicted.p.weights_bytes) +
                          ", kernels' copies " + HumanBytes(predicted.p.kernel_bytes) + ", activation arena " +
                          HumanBytes(predicted.p.arena_bytes) + ", inputs and outputs " +
-                         HumanBytes(predicted.p.io_bytes) + ")");
+                         HumanBytes(predicted.p.io_bytes) + ", kernels' workspace " +
+                         HumanBytes(predicted.p.workspace_bytes) + ")");
     }
   }
   for (const auto& f : failures) (a.json ? std::cerr : std::cout) << "CHECK FAILED: " << f << "\n";
@@ -292,10 +312,14 @@ Command AddCheckCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--memory", args->memory,
                 "predict the memory a session needs at these input shapes (--shape): weights, kernels' packed copies, "
-                "the planned activation arena and its lower bound, inputs and outputs");
+                "the planned activation arena and its lower bound, inputs and outputs, kernels' workspace");
   cmd->add_option("--memory-limit", args->memory_limit,
                   "exit 3 when the predicted memory exceeds BYTES (512M, 2G, ...; implies --memory)")
       ->type_name("BYTES");
+  cmd->add_option("--threads", args->threads,
+                  "with --memory: the intra-op threads the session will run with (0 = all cores; oneDNN sizes its "
+                  "scratchpads, and the ref GEMM its per-thread panels, by it)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-v,--verbose", args->verbose, "list every node, not only the ones that are not native");
   AddPlacementFlags(*cmd, args->placement);
   return [args] { return Check(*args); };

@@ -53,14 +53,23 @@ struct SessionOptions {
   // lifetimes, one plan per input-shape signature (ONNX Runtime's memory pattern); false: allocate per buffer.
   bool memory_arena = true;
   // Bytes this session may need (0 = no limit): session creation fails with ResourceExhaustedError when the
-  // predicted memory (PredictMemory: weights, kernels' own copies, activation arena, inputs and outputs, for
-  // the inputs' static shapes) exceeds it. Runs are not limited: feeding larger shapes than predicted can use more.
+  // predicted memory (PredictMemory: weights, kernels' own copies, activation arena, inputs and outputs, kernels'
+  // workspace, for the inputs' static shapes) exceeds it. Runs are not limited: feeding larger shapes than
+  // predicted can use more.
   int64_t memory_limit = 0;
   // Bitwise-identical outputs across runs of this session and across sessions with the same options, on one
   // machine (`--deterministic`; docs/determinism.md): needs threads > 0 (InvalidArgumentError otherwise, since
   // "all hardware threads" differs between machines), keeps OpenMP from shrinking thread teams, and gives
   // unseeded random ops (Dropout in training mode) a fixed per-node seed. `ref` is thread-count invariant anyway.
   bool deterministic = false;
+};
+
+// One scratch buffer of MemoryPrediction::workspace.
+struct WorkspaceBuffer {
+  std::string device;  // the device of the backend whose kernels use it: "cpu" (host threads' buffers)
+  std::string name;    // "conv src reorder", "oneDNN scratchpad", "ref GEMM B panels", ...
+  int64_t bytes = 0;   // over every thread holding one
+  int threads = 1;     // how many threads hold one
 };
 
 // Memory a session needs for its inputs' static shapes, predicted without running it (`ferry check --memory`).
@@ -70,9 +79,15 @@ struct MemoryPrediction {
   int64_t arena_bytes = 0;    // the planned activation arena
   int64_t lower_bound = 0;    // the most activation bytes live at once: no arena can be smaller
   int64_t io_bytes = 0;       // graph inputs and outputs
+  // Scratch buffers kernels keep for running, for one run at a time (OpKernel::AddWorkspace): the cpu
+  // convolutions' reorder buffers and scratchpad, oneDNN scratchpads, the ref GEMM's packing panels. Each is kept
+  // per thread and shared by every kernel that uses it, so this is the largest request per buffer, summed over
+  // buffers (not a sum over kernels). Concurrent runs on other threads each hold their own.
+  int64_t workspace_bytes = 0;
+  std::vector<WorkspaceBuffer> workspace;  // workspace_bytes by device and buffer
   // Values whose size the shapes do not determine (counted as 0), e.g. "'y': shape float32[N,3] is not static".
   std::vector<std::string> unknown;
-  int64_t total() const { return weights_bytes + kernel_bytes + arena_bytes + io_bytes; }
+  int64_t total() const { return weights_bytes + kernel_bytes + arena_bytes + io_bytes + workspace_bytes; }
 };
 
 // An activation arena a run planned (measured: Session::arenas()).

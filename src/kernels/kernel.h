@@ -4,7 +4,10 @@
 // lives in the KernelContext.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,6 +22,41 @@ namespace ferry {
 
 class KernelContext;
 
+// Scratch memory kernels keep for running, beyond their nodes' tensors: buffers a thread keeps for its life once
+// a kernel used them, grown to the largest request (the cpu convolutions' reorder buffers, oneDNN scratchpads, the
+// ref GEMM's packing panels). One such buffer serves every kernel of the process that uses it, one kernel after
+// another, so what several kernels need together is, per buffer, the largest of their requests, not their sum:
+// Need() and Merge() keep the maximum per buffer name, and kernels sharing a buffer use the same name.
+class Workspace {
+ public:
+  struct Buffer {
+    int64_t bytes = 0;  // per thread holding one
+    int threads = 0;    // threads holding one
+    int64_t total() const { return bytes * threads; }
+  };
+  // `threads` threads each hold `bytes` of buffer `name`. Requests keep the largest size and the most threads seen
+  // for a name: exact when the largest request also uses the most threads, an upper bound otherwise.
+  void Need(const std::string& name, int64_t bytes, int threads = 1) {
+    if (bytes <= 0 || threads <= 0) return;
+    Buffer& b = buffers_[name];
+    b.bytes = std::max(b.bytes, bytes);
+    b.threads = std::max(b.threads, threads);
+  }
+  void Merge(const Workspace& other) {
+    for (const auto& [name, b] : other.buffers_) Need(name, b.bytes, b.threads);
+  }
+  // Bytes over every buffer and thread.
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (const auto& [name, b] : buffers_) total += b.total();
+    return total;
+  }
+  const std::map<std::string, Buffer>& buffers() const { return buffers_; }
+
+ private:
+  std::map<std::string, Buffer> buffers_;
+};
+
 class OpKernel {
  public:
   virtual ~OpKernel() = default;
@@ -26,6 +64,11 @@ class OpKernel {
   // Bytes the kernel holds for itself beyond its node's tensors, such as weights pre-packed at creation
   // (Session::PredictMemory counts them). 0 by default.
   virtual int64_t held_bytes() const { return 0; }
+  // Adds to `ws` the scratch buffers Compute keeps for running `node` (the node this kernel was created for) at
+  // its static input shapes with `threads` threads (Session::PredictMemory counts them as the workspace); nothing
+  // for shapes that are not static. May build and cache what the first run at those shapes would build
+  // (primitives), but runs nothing. Nothing by default.
+  virtual void AddWorkspace(const ir::Node& /*node*/, int /*threads*/, Workspace& /*ws*/) const {}
   // Asked at session creation for a constant input k (an initializer that is not a graph input): returns true
   // when the kernel holds its own copy (pre-packed weights) and will never read the input's data again, dropping
   // any reference it kept. When every kernel reading an initializer says so, the session frees its data: the

@@ -361,6 +361,19 @@ int64_t Executor::kernel_held_bytes() const {
   return total;
 }
 
+std::map<std::string, Workspace> Executor::kernel_workspace() const {
+  std::map<std::string, Workspace> by_device;
+  for (const auto& [graph, cg] : compiled_) {
+    for (const CompiledGraph::Step& step : cg->steps) {
+      if (!step.kernel) continue;
+      Workspace ws;
+      step.kernel->AddWorkspace(*step.node, threads_, ws);
+      if (!ws.buffers().empty()) by_device[step.backend->device()].Merge(ws);
+    }
+  }
+  return by_device;
+}
+
 std::vector<Executor::ArenaInfo> Executor::arenas() const {
   std::lock_guard lock(arenas_mu_);
   std::vector<ArenaInfo> out;

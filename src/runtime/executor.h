@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,6 +54,10 @@ class Executor {
   std::vector<ArenaInfo> arenas() const;
   // What the kernels hold for themselves (OpKernel::held_bytes: pre-packed weights), summed.
   int64_t kernel_held_bytes() const;
+  // The scratch buffers the kernels keep for running (OpKernel::AddWorkspace) at their nodes' static shapes with
+  // this executor's thread count, by the device of the backend running them: per buffer the largest request of
+  // any kernel, since one buffer serves them all. Builds what the kernels' first run would build; runs nothing.
+  std::map<std::string, Workspace> kernel_workspace() const;
   // Bytes of initializers freed after their kernels packed them (see `release`).
   int64_t released_bytes() const { return released_bytes_; }
 

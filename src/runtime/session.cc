@@ -118,6 +118,13 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
 MemoryPrediction Predict(const Session::Impl& impl) {
   const runtime::GraphMemoryEstimate e = runtime::EstimateGraphMemory(*impl.model->graph);
   MemoryPrediction p;
+  // First: asking for the workspace may build the primitives a first run would (and pack weights for them).
+  for (const auto& [device, ws] : impl.executor->kernel_workspace()) {
+    for (const auto& [name, b] : ws.buffers()) {
+      p.workspace.push_back({device, name, b.total(), b.threads});
+      p.workspace_bytes += b.total();
+    }
+  }
   p.weights_bytes = e.weights_bytes - impl.executor->released_bytes();  // freed once packed by their kernels
   p.kernel_bytes = impl.executor->kernel_held_bytes();
   p.arena_bytes = e.arena_bytes;
@@ -133,7 +140,7 @@ void CheckMemoryLimit(const ir::Model& model, const MemoryPrediction& p, int64_t
       model.Describe() + ": predicted memory " + HumanBytes(p.total()) + " exceeds the memory limit of " +
       HumanBytes(limit) + " (weights " + HumanBytes(p.weights_bytes) + ", kernels' packed copies " +
       HumanBytes(p.kernel_bytes) + ", activation arena " + HumanBytes(p.arena_bytes) + ", inputs and outputs " +
-      HumanBytes(p.io_bytes) + ")" +
+      HumanBytes(p.io_bytes) + ", kernels' workspace " + HumanBytes(p.workspace_bytes) + ")" +
       (p.unknown.empty() ? "" : "; " + std::to_string(p.unknown.size()) + " value(s) of unknown size not counted"));
 }
 

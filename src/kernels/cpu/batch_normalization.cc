@@ -22,6 +22,13 @@ class BatchNormalization : public OpKernel {
  public:
   explicit BatchNormalization(const ir::Node& node) : epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
+  // The scratchpad of the primitive Compute runs at X's static shape (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0);
+    if (!x || x->empty() || ShapeElementCount(*x) == 0) return;
+    NeedScratchpad(Primitive(View(*x), threads, node.Describe())->scratch, ws);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const std::string what = ctx.Describe();
@@ -35,9 +42,8 @@ class BatchNormalization : public OpKernel {
       }
     }
     if (x.rank() < 1) throw InvalidArgumentError(what + ": input 'X' must have rank >= 1");
-    const int64_t batch = x.dim(0);
-    const int64_t channels = x.rank() > 1 ? x.dim(1) : 1;
-    const int64_t spatial = x.rank() > 2 ? ShapeElementCount(std::span(x.shape()).subspan(2)) : 1;
+    const Shape view = View(x.shape());
+    const int64_t channels = view[1];
     for (int i = 1; i < 5; ++i) {
       if (in[i]->size() != channels) {
         throw InvalidArgumentError(what + ": input '" + names[i] + "' has " + std::to_string(in[i]->size()) +
@@ -46,21 +52,7 @@ class BatchNormalization : public OpKernel {
     }
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
     if (x.size() == 0) return;
-    const Shape view{batch, channels, spatial, 1};
-    auto prim = cache_.Get(view, [&] {
-      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
-      const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                         dnnl::normalization_flags::use_shift;
-      try {
-        dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference,
-                                                  PlainDesc(view, DataType::kFloat), epsilon_, flags);
-        const dnnl::batch_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
-        return std::make_shared<BatchNormPrimitive>(
-            BatchNormPrimitive{dnnl::batch_normalization_forward(pd), pd.scratchpad_desc()});
-      } catch (const dnnl::error& e) {
-        throw InternalError(what + ": oneDNN batch normalization: " + e.what());
-      }
-    });
+    auto prim = Primitive(view, ctx.threads(), what);
     const dnnl::memory::desc data = PlainDesc(view, DataType::kFloat);
     const dnnl::memory::desc param = PlainDesc({channels}, DataType::kFloat);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(x, data)},
@@ -74,6 +66,31 @@ class BatchNormalization : public OpKernel {
   }
 
  private:
+  // X as oneDNN sees it: [N, C, spatial, 1].
+  static Shape View(const Shape& x) {
+    const int64_t channels = x.size() > 1 ? x[1] : 1;
+    const int64_t spatial = x.size() > 2 ? ShapeElementCount(std::span(x).subspan(2)) : 1;
+    return {x[0], channels, spatial, 1};
+  }
+
+  // The primitive for this view, built on first use for `threads` (the split it will run with).
+  std::shared_ptr<const BatchNormPrimitive> Primitive(const Shape& view, int threads, const std::string& what) const {
+    return cache_.Get(view, [&] {
+      const ScopedOmpThreads scope(threads);
+      const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                         dnnl::normalization_flags::use_shift;
+      try {
+        dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference,
+                                                  PlainDesc(view, DataType::kFloat), epsilon_, flags);
+        const dnnl::batch_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
+        return std::make_shared<BatchNormPrimitive>(
+            BatchNormPrimitive{dnnl::batch_normalization_forward(pd), pd.scratchpad_desc()});
+      } catch (const dnnl::error& e) {
+        throw InternalError(what + ": oneDNN batch normalization: " + e.what());
+      }
+    });
+  }
+
   float epsilon_;
   ShapeCache<BatchNormPrimitive> cache_;
 };

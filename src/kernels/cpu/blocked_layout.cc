@@ -96,11 +96,7 @@ class BlockedReorder : public OpKernel {
     if (to_blocked_) {
       logical = x.shape();
     } else {
-      const int64_t rank = x.rank() - (block_ > 0 ? 1 : 0);
-      const bool ok = rank >= kMinBlockedRank && rank <= kMaxBlockedRank && channels_ >= 0 &&
-                      (block_ > 0 ? x.shape().back() == block_ && x.dim(1) == (channels_ + block_ - 1) / block_
-                                  : x.shape().back() == channels_);
-      if (!ok) {
+      if (!MatchesBlocked(x.shape())) {
         throw InvalidArgumentError(
             what + ": input X has shape " + ShapeToString(x.shape()) + ", expected " + std::to_string(channels_) +
             " channels " +
@@ -120,10 +116,37 @@ class BlockedReorder : public OpKernel {
     const Shape y_shape = to_blocked_ ? BlockedShape(logical, block_) : logical;
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);  // the reorder writes padding too
     if (y.size() == 0 || x.size() == 0) return;
-    std::vector<int64_t> key = ShapeKey({&x});
-    key.push_back(ctx.threads());
-    const auto e = cache_.Get(key, [&] {
-      ScopedOmpThreads scope(ctx.threads());
+    const auto e = Entry(x.shape(), logical, ctx.threads(), what);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, Wrap(x, e->from)}, {DNNL_ARG_TO, Wrap(y, e->to)}};
+    AddScratchpad(args, e->scratch);
+    Execute(e->prim, args, ctx.threads(), what);
+  }
+
+  // The scratchpad of the reorder Compute runs at X's static shape (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0);
+    if (!x || ShapeElementCount(*x) == 0 || (!to_blocked_ && !MatchesBlocked(*x))) return;
+    const Shape logical = to_blocked_ ? *x : LogicalShape(*x, channels_, block_);
+    const auto rank = static_cast<int64_t>(logical.size());
+    if (rank < kMinBlockedRank || rank > kMaxBlockedRank) return;  // left for Compute to report
+    NeedScratchpad(Entry(*x, logical, threads, node.Describe())->scratch, ws);
+  }
+
+ private:
+  // Whether X of shape `x` is blocked as the node says (ReorderFromBlocked).
+  bool MatchesBlocked(const Shape& x) const {
+    const int64_t rank = static_cast<int64_t>(x.size()) - (block_ > 0 ? 1 : 0);
+    return rank >= kMinBlockedRank && rank <= kMaxBlockedRank && channels_ >= 0 &&
+           (block_ > 0 ? x.back() == block_ && x[1] == (channels_ + block_ - 1) / block_ : x.back() == channels_);
+  }
+
+  // The reorder for X of shape `x` (logical shape `logical`), built on first use for `threads`.
+  std::shared_ptr<const ReorderEntry> Entry(const Shape& x, const Shape& logical, int threads,
+                                            const std::string& what) const {
+    std::vector<int64_t> key = ShapeKey({x});
+    key.push_back(threads);
+    return cache_.Get(key, [&] {
+      ScopedOmpThreads scope(threads);
       auto entry = std::make_shared<ReorderEntry>();
       const dnnl::memory::desc plain = PlainDesc(logical, DataType::kFloat), blocked = BlockedDesc(logical, block_);
       entry->from = to_blocked_ ? plain : blocked;
@@ -137,12 +160,8 @@ class BlockedReorder : public OpKernel {
       }
       return entry;
     });
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, Wrap(x, e->from)}, {DNNL_ARG_TO, Wrap(y, e->to)}};
-    AddScratchpad(args, e->scratch);
-    Execute(e->prim, args, ctx.threads(), what);
   }
 
- private:
   bool to_blocked_;
   int64_t block_, channels_;
   ShapeCache<ReorderEntry> cache_;

@@ -17,6 +17,7 @@
 #include "core/parallel.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dnnl_scratchpad.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
 #include "kernels/kernel_def.h"
@@ -111,6 +112,22 @@ class BlockedPool : public OpKernel {
     }
   }
 
+  // The scratchpad of the pooling primitive Compute runs at X's static shape (built now, as the first run would);
+  // the global modes run none.
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    if (mode_ != Mode::kMax && mode_ != Mode::kAverage) return;
+    const auto x = StaticShape(node, 0);
+    if (!x || static_cast<int64_t>(x->size()) < (block_ > 0 ? 4 : 3) || (block_ > 0 && x->back() != block_) ||
+        static_cast<int64_t>(x->size()) - BlockedRank(2, block_) > kMaxSpatial) {
+      return;  // left for Compute to report
+    }
+    try {
+      const auto e = Entry(*x, threads, node.Describe());
+      if (e->p.has_prim) NeedScratchpad(e->p.scratch, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const std::string what = ctx.Describe();
@@ -145,12 +162,7 @@ class BlockedPool : public OpKernel {
       throw UnsupportedError(what + ": the cpu kernel pools at most 3 spatial dims, got X " +
                              ShapeToString(x.shape()));
     }
-    std::vector<int64_t> key = ShapeKey({&x});
-    key.push_back(ctx.threads());
-    const auto e = cache_.Get(key, [&] {
-      ScopedOmpThreads scope(ctx.threads());
-      return Build(x.shape(), what);
-    });
+    const auto e = Entry(x.shape(), ctx.threads(), what);
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e->y_shape);
     if (y.size() == 0) return;
     const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
@@ -159,6 +171,16 @@ class BlockedPool : public OpKernel {
   }
 
  private:
+  // The primitive for X of shape `xs`, built on first use for `threads` (the split it will run with).
+  std::shared_ptr<const BlockedPoolEntry> Entry(const Shape& xs, int threads, const std::string& what) const {
+    std::vector<int64_t> key = ShapeKey({xs});
+    key.push_back(threads);
+    return cache_.Get(key, [&] {
+      ScopedOmpThreads scope(threads);
+      return Build(xs, what);
+    });
+  }
+
   std::shared_ptr<BlockedPoolEntry> Build(const Shape& xs, const std::string& what) const {
     auto e = std::make_shared<BlockedPoolEntry>();
     const size_t first = block_ > 0 ? 2 : 1;  // the first spatial dim

@@ -179,6 +179,19 @@ class ConvKernel : public OpKernel {
 
   int64_t held_bytes() const override { return packed_.bytes(); }
 
+  // The scratch slots of the plan Compute runs at the node's static shapes with `threads` (built now when the
+  // constructor built it for another thread count).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    if (!x || !w || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) return;  // Compute runs no plan
+    const auto logical = cfg_.LogicalX(*x, *w);
+    if (!logical || logical->size() < 3 || logical->size() > 5) return;
+    try {
+      AddConvWorkspace(*Plan(*logical, *w, threads), ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);

@@ -20,19 +20,6 @@ std::shared_ptr<const Tensor> ConstantInput(const ir::Node& node, size_t i) {
   return v->initializer_ptr();
 }
 
-std::optional<Shape> StaticShape(const ir::Node& node, size_t i) {
-  const ir::Value* v = node.input(i);
-  if (!v) return std::nullopt;
-  if (const Tensor* t = v->initializer()) return t->shape();
-  if (!v->type().is_tensor() || !v->type().shape) return std::nullopt;
-  Shape s;
-  for (const ir::Dim& d : *v->type().shape) {
-    if (!d.is_static()) return std::nullopt;
-    s.push_back(d.value);
-  }
-  return s;
-}
-
 int64_t KnownRank(const ir::Node& node, size_t i) {
   const ir::Value* v = node.input(i);
   if (!v) return -1;
@@ -44,18 +31,20 @@ int64_t KnownRank(const ir::Node& node, size_t i) {
 namespace {
 
 // Per-thread, 64-byte-aligned buffers that only grow: blocked activations, reordered weights and scratchpads live
-// here for the duration of one RunConvPlan on this thread.
+// here for the duration of one RunConvPlan on this thread. AddConvWorkspace reports what RunConvPlan asks of them.
 enum ScratchSlot { kSrc, kWeights, kDst, kPad, kSlotCount };
 
+struct Slots {
+  void* p[kSlotCount] = {};
+  size_t n[kSlotCount] = {};
+  ~Slots() {
+    for (void* q : p) ::operator delete (q, std::align_val_t{64});
+  }
+};
+thread_local Slots t_slots;
+
 void* Scratch(ScratchSlot slot, size_t bytes) {
-  struct Slots {
-    void* p[kSlotCount] = {};
-    size_t n[kSlotCount] = {};
-    ~Slots() {
-      for (void* q : p) ::operator delete (q, std::align_val_t{64});
-    }
-  };
-  thread_local Slots t;
+  Slots& t = t_slots;
   if (bytes > t.n[slot]) {
     ::operator delete (t.p[slot], std::align_val_t{64});
     t.p[slot] = nullptr;
@@ -130,14 +119,38 @@ void FinishConvPlan(ConvPlan& plan, const dnnl::primitive_desc& pd, dnnl::primit
   }
 }
 
+namespace {
+
+// One scratchpad buffer serves every primitive of the plan: they run one after another on one stream.
+size_t ScratchpadBytes(const ConvPlan& plan) {
+  return std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(), plan.weights_in_scratch.get_size(),
+                   plan.dst_out_scratch.get_size(), plan.z_in_scratch.get_size()});
+}
+
+}  // namespace
+
+int64_t ConvScratchBytesOnThisThread() {
+  int64_t total = 0;
+  for (size_t n : t_slots.n) total += static_cast<int64_t>(n);
+  return total;
+}
+
+void AddConvWorkspace(const ConvPlan& plan, Workspace& ws) {
+  // What RunConvPlan asks Scratch() for, slot by slot; the slots live on the thread that calls it (the primitives'
+  // OpenMP threads work in them but hold none of their own).
+  if (plan.src_in) ws.Need("conv src reorder", static_cast<int64_t>(plan.src_md.get_size()));
+  if (!plan.packed_weights && plan.weights_in) {
+    ws.Need("conv weights reorder", static_cast<int64_t>(plan.weights_md.get_size()));
+  }
+  if (plan.dst_out) ws.Need("conv dst reorder", static_cast<int64_t>(plan.dst_md.get_size()));
+  ws.Need("conv scratchpad", static_cast<int64_t>(ScratchpadBytes(plan)));
+}
+
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
                  const std::string& what, const void* z) {
   if (plan.sum != (z != nullptr)) throw InternalError(what + ": the convolution plan and its Z input disagree");
   const dnnl::engine& eng = Engine();
-  // One scratchpad buffer serves every primitive of the plan: they run one after another on this stream.
-  const size_t pad_bytes =
-      std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(), plan.weights_in_scratch.get_size(),
-                plan.dst_out_scratch.get_size(), plan.z_in_scratch.get_size()});
+  const size_t pad_bytes = ScratchpadBytes(plan);
   void* pad = pad_bytes > 0 ? Scratch(kPad, pad_bytes) : nullptr;
   WithStream(threads, what, [&](dnnl::stream& s) {
     dnnl::memory src(plan.src_user, eng, const_cast<void*>(x));

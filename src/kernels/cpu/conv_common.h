@@ -13,6 +13,7 @@
 #include "ferry/tensor.h"
 #include "ir/graph.h"
 #include "kernels/cpu/dnnl_util.h"  // ScopedOmpThreads
+#include "kernels/kernel.h"
 
 namespace ferry::cpu {
 
@@ -20,8 +21,6 @@ namespace ferry::cpu {
 // input (a caller could override such a one with a feed). nullptr otherwise.
 std::shared_ptr<const Tensor> ConstantInput(const ir::Node& node, size_t i);
 
-// The static shape of input i of `node`, or nullopt when the rank or any dim is unknown.
-std::optional<Shape> StaticShape(const ir::Node& node, size_t i);
 // The rank of input i of `node` when known (from its type or its initializer), else -1.
 int64_t KnownRank(const ir::Node& node, size_t i);
 
@@ -77,5 +76,13 @@ dnnl::primitive_attr ScratchpadAttr();
 // sum post-op adds; it may be y itself.
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
                  const std::string& what, const void* z = nullptr);
+
+// Records in `ws` (OpKernel::AddWorkspace) the per-thread buffers RunConvPlan keeps for `plan` on the calling
+// thread: "conv src reorder", "conv weights reorder" and "conv dst reorder" (a layout the primitive wants that
+// Ferry's tensor does not have) and "conv scratchpad" (the largest scratchpad of the primitive and its reorders).
+// Every convolution kernel (Conv, FusedConv, BlockedConv, ConvTranspose) shares them.
+void AddConvWorkspace(const ConvPlan& plan, Workspace& ws);
+// Bytes the calling thread's RunConvPlan buffers hold now (what its runs have grown them to), for tests.
+int64_t ConvScratchBytesOnThisThread();
 
 }  // namespace ferry::cpu

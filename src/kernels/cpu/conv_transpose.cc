@@ -58,6 +58,18 @@ class ConvTranspose : public OpKernel {
 
   int64_t held_bytes() const override { return packed_.bytes(); }
 
+  // The scratch slots of the plan Compute runs at the node's static shapes with `threads`.
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    if (!x || !w || x->size() < 3 || x->size() > 5 || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) {
+      return;
+    }
+    try {
+      if (Covered(Resolve(*x, *w, what_))) AddConvWorkspace(*Plan(*x, *w, threads), ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);

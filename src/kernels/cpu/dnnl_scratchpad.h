@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kernels/cpu/dnnl_util.h"
+#include "kernels/kernel.h"
 
 namespace ferry::cpu {
 
@@ -16,5 +17,11 @@ dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr = dnnl::primit
 // memory: this thread's scratchpad buffer, 64-byte aligned, grown as needed and kept for the thread's life. The
 // memory is valid until this thread's next call.
 void AddScratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& desc);
+
+// Records in `ws` (OpKernel::AddWorkspace) that AddScratchpad will need `desc` on the calling thread: the buffer
+// "oneDNN scratchpad", one per thread that runs kernels, shared by every kernel using AddScratchpad.
+void NeedScratchpad(const dnnl::memory::desc& desc, Workspace& ws);
+// Bytes the calling thread's scratchpad buffer holds now (what AddScratchpad has grown it to), for tests.
+int64_t ScratchpadBytesOnThisThread();
 
 }  // namespace ferry::cpu

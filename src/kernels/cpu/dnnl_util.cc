@@ -85,4 +85,13 @@ std::vector<int64_t> ShapeKey(std::initializer_list<const Tensor*> tensors) {
   return key;
 }
 
+std::vector<int64_t> ShapeKey(std::initializer_list<Shape> shapes) {
+  std::vector<int64_t> key;
+  for (const Shape& s : shapes) {
+    key.push_back(static_cast<int64_t>(s.size()));
+    key.insert(key.end(), s.begin(), s.end());
+  }
+  return key;
+}
+
 }  // namespace ferry::cpu

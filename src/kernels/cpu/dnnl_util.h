@@ -14,6 +14,7 @@
 
 #include "ferry/error.h"
 #include "ferry/tensor.h"
+#include "kernels/static_shape.h"  // StaticShape, for the kernels' decisions before a run
 
 namespace ferry::cpu {
 
@@ -75,5 +76,7 @@ class ShapeCache {
 
 // The shape signature of a list of tensors: ranks and dims, concatenated.
 std::vector<int64_t> ShapeKey(std::initializer_list<const Tensor*> tensors);
+// The same signature from the shapes alone (the key a kernel's Compute would use, for OpKernel::AddWorkspace).
+std::vector<int64_t> ShapeKey(std::initializer_list<Shape> shapes);
 
 }  // namespace ferry::cpu

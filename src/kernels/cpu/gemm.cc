@@ -65,6 +65,26 @@ class Gemm : public OpKernel {
   int64_t held_bytes() const override { return weights_.bytes(); }
   bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
+  // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
+    if (!a || !b || a->size() != 2 || b->size() != 2 || alpha_ == 0.0f) return;
+    const int64_t m = trans_a_ ? (*a)[1] : (*a)[0], k = trans_a_ ? (*a)[0] : (*a)[1];
+    const int64_t kb = trans_b_ ? (*b)[1] : (*b)[0], n = trans_b_ ? (*b)[0] : (*b)[1];
+    if (k != kb || m == 0 || n == 0 || k == 0) return;  // a shape error, or no product: no primitive
+    CMode mode = CMode::kNone;
+    if (node.input(2) && beta_ != 0.0f) {
+      const auto c = StaticShape(node, 2);
+      if (!c || c->size() > 2) return;
+      const int64_t cm = c->size() == 2 ? (*c)[0] : 1, cn = c->empty() ? 1 : c->back();
+      if ((cm != 1 && cm != m) || (cn != 1 && cn != n)) return;  // left for Compute to report
+      mode = alpha_ == 1.0f && beta_ == 1.0f && cm == 1 && cn == n ? CMode::kBias : CMode::kSum;
+    }
+    const Tensor* constant_b = node.input(1)->initializer();  // what the run reads unless a feed overrides it
+    const bool packed = constant_b && weights_.Usable(*constant_b);
+    NeedScratchpad(Entry(*a, *b, m, k, n, mode, packed, threads)->mm.scratch, ws);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
@@ -116,19 +136,7 @@ class Gemm : public OpKernel {
     CMode mode = CMode::kNone;
     if (use_c) mode = alpha_ == 1.0f && beta_ == 1.0f && cm == 1 && cn == n ? CMode::kBias : CMode::kSum;
     const bool packed = weights_.Usable(b);
-    std::vector<int64_t> key = ShapeKey({&a, &b});
-    key.push_back(static_cast<int64_t>(mode));
-    key.push_back(packed ? 1 : 0);
-    auto entry = cache_.Get(key, [&] {
-      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
-      auto e = std::make_shared<GemmEntry>();
-      e->a_md = MatrixDesc(m, k, trans_a_);
-      e->b_md = MatrixDesc(k, n, trans_b_);
-      e->y_md = MatrixDesc(m, n, false);
-      if (mode == CMode::kBias) e->bias_md = MatrixDesc(1, n, false);
-      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, Attr(mode), packed ? &weights_ : nullptr);
-      return e;
-    });
+    auto entry = Entry(a.shape(), b.shape(), m, k, n, mode, packed, ctx.threads());
     if (mode == CMode::kSum) fill_c(1.0f);  // the sum post-op adds beta · (what Y holds)
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, Wrap(a, entry->a_md)},
@@ -142,6 +150,25 @@ class Gemm : public OpKernel {
   }
 
  private:
+  // The primitive for these shapes (op(A) m×k, op(B) k×n), built on first use for `threads` (the split it will
+  // run with).
+  std::shared_ptr<const GemmEntry> Entry(const Shape& a, const Shape& b, int64_t m, int64_t k, int64_t n,
+                                         CMode mode, bool packed, int threads) const {
+    std::vector<int64_t> key = ShapeKey({a, b});
+    key.push_back(static_cast<int64_t>(mode));
+    key.push_back(packed ? 1 : 0);
+    return cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(threads);
+      auto e = std::make_shared<GemmEntry>();
+      e->a_md = MatrixDesc(m, k, trans_a_);
+      e->b_md = MatrixDesc(k, n, trans_b_);
+      e->y_md = MatrixDesc(m, n, false);
+      if (mode == CMode::kBias) e->bias_md = MatrixDesc(1, n, false);
+      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, Attr(mode), packed ? &weights_ : nullptr);
+      return e;
+    });
+  }
+
   dnnl::primitive_attr Attr(CMode mode) const {
     dnnl::primitive_attr attr;
     if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});

@@ -29,6 +29,28 @@ class LayerNormalization : public OpKernel {
   explicit LayerNormalization(const ir::Node& node)
       : axis_(node.GetInt("axis", -1)), epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
+  // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0), scale = StaticShape(node, 1);
+    const auto bias = node.input(2) ? StaticShape(node, 2) : std::optional<Shape>(Shape{});
+    if (!x || !scale || !bias || x->empty() || ShapeElementCount(*x) == 0) return;
+    const std::string what = node.Describe();
+    try {
+      const int64_t rank = static_cast<int64_t>(x->size());
+      const int64_t axis = ref::NormalizeAxis(axis_, rank, what);
+      int64_t rows = 1, n = 1;
+      for (int64_t d = 0; d < axis; ++d) rows *= (*x)[static_cast<size_t>(d)];
+      for (int64_t d = axis; d < rank; ++d) n *= (*x)[static_cast<size_t>(d)];
+      const Shape norm_shape(x->begin() + axis, x->end());
+      const bool has_bias = node.input(2) != nullptr;
+      const bool per_row =
+          ref::BroadcastsTo(*scale, norm_shape) && (!has_bias || ref::BroadcastsTo(*bias, norm_shape));
+      const bool stats = (node.num_outputs() > 1 && node.output(1)) || (node.num_outputs() > 2 && node.output(2));
+      NeedScratchpad(Primitive(rows, n, per_row, per_row && has_bias, stats, threads, what)->scratch, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
@@ -67,24 +89,7 @@ class LayerNormalization : public OpKernel {
       if (bias) b = ref::ReadFloatsExpanded<float>(*bias, x.shape(), what, "B");
     }
     const bool use_scale = per_row, use_shift = per_row && bias;
-    const std::vector<int64_t> key{rows, n, use_scale, use_shift, stats};
-    auto prim = cache_.Get(key, [&] {
-      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
-      auto flags = dnnl::normalization_flags::none;
-      if (use_scale) flags |= dnnl::normalization_flags::use_scale;
-      if (use_shift) flags |= dnnl::normalization_flags::use_shift;
-      try {
-        // Training mode is what makes oneDNN return the statistics.
-        dnnl::layer_normalization_forward::desc d(
-            stats ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-            PlainDesc({rows, n}, DataType::kFloat), epsilon_, flags);
-        const dnnl::layer_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
-        return std::make_shared<LayerNormPrimitive>(
-            LayerNormPrimitive{dnnl::layer_normalization_forward(pd), pd.scratchpad_desc()});
-      } catch (const dnnl::error& e) {
-        throw InternalError(what + ": oneDNN layer normalization: " + e.what());
-      }
-    });
+    auto prim = Primitive(rows, n, use_scale, use_shift, stats, ctx.threads(), what);
     const dnnl::memory::desc data = PlainDesc({rows, n}, DataType::kFloat);
     const dnnl::memory::desc row = PlainDesc({n}, DataType::kFloat);
     const dnnl::memory::desc stat = PlainDesc({rows}, DataType::kFloat);
@@ -118,6 +123,29 @@ class LayerNormalization : public OpKernel {
   }
 
  private:
+  // The primitive for `rows` rows of `n` values, built on first use for `threads` (the split it will run with).
+  std::shared_ptr<const LayerNormPrimitive> Primitive(int64_t rows, int64_t n, bool use_scale, bool use_shift,
+                                                      bool stats, int threads, const std::string& what) const {
+    const std::vector<int64_t> key{rows, n, use_scale, use_shift, stats};
+    return cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(threads);
+      auto flags = dnnl::normalization_flags::none;
+      if (use_scale) flags |= dnnl::normalization_flags::use_scale;
+      if (use_shift) flags |= dnnl::normalization_flags::use_shift;
+      try {
+        // Training mode is what makes oneDNN return the statistics.
+        dnnl::layer_normalization_forward::desc d(
+            stats ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+            PlainDesc({rows, n}, DataType::kFloat), epsilon_, flags);
+        const dnnl::layer_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
+        return std::make_shared<LayerNormPrimitive>(
+            LayerNormPrimitive{dnnl::layer_normalization_forward(pd), pd.scratchpad_desc()});
+      } catch (const dnnl::error& e) {
+        throw InternalError(what + ": oneDNN layer normalization: " + e.what());
+      }
+    });
+  }
+
   // `t` (broadcasting to `norm_shape`) as a tensor of n contiguous values: `t` itself when it has n elements,
   // else a view of `buffer`, which it fills.
   static Tensor Row(const Tensor& t, const Shape& norm_shape, int64_t n, const std::string& what,

@@ -156,6 +156,18 @@ class MatMul : public OpKernel {
   int64_t held_bytes() const override { return weights_.bytes(); }
   bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
+  // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
+    if (!a || !b) return;
+    const Tensor* constant_b = node.input(1)->initializer();  // what the run reads unless a feed overrides it
+    try {
+      const auto e = Entry(*a, *b, constant_b && weights_.Usable(*constant_b), threads, node.Describe());
+      if (!e->trivial) NeedScratchpad(e->mm.scratch, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
@@ -167,12 +179,7 @@ class MatMul : public OpKernel {
                                  (c ? ", " + std::string(DataTypeName(c->dtype())) : std::string()));
     }
     const bool packed = weights_.Usable(b);
-    std::vector<int64_t> key = ShapeKey({&a, &b});
-    key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
-    auto entry = cache_.Get(key, [&] {
-      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
-      return Build(a.shape(), b.shape(), packed, what);
-    });
+    auto entry = Entry(a.shape(), b.shape(), packed, ctx.threads(), what);
     const MatMulEntry& e = *entry;
     if (c && (c->rank() != 1 || c->dim(0) != e.shape.n)) {
       throw InvalidArgumentError(what + ": input C has shape " + ShapeToString(c->shape()) + ", expected [" +
@@ -215,6 +222,17 @@ class MatMul : public OpKernel {
   }
 
  private:
+  // The primitive for these shapes, built on first use for `threads` (the split it will run with).
+  std::shared_ptr<const MatMulEntry> Entry(const Shape& a, const Shape& b, bool packed, int threads,
+                                           const std::string& what) const {
+    std::vector<int64_t> key = ShapeKey({a, b});
+    key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
+    return cache_.Get(key, [&] {
+      const ScopedOmpThreads scope(threads);
+      return Build(a, b, packed, what);
+    });
+  }
+
   void FillWithoutProduct(const Tensor* c, int64_t n, Tensor& y) const {
     if (!c && cfg_.act.kind == FusedActivation::Kind::kNone) return;  // zeros
     float* yp = y.data<float>();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/dnnl_scratchpad.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
 #include "kernels/kernel_def.h"
@@ -47,6 +48,17 @@ class Pool : public OpKernel {
     }
   }
 
+  // The scratchpad of the primitive Compute runs at X's static shape (built now, as the first run would).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0);
+    if (!x || x->size() < 3) return;
+    try {
+      const auto e = Entry(*x, threads, node.Describe());
+      if (e->p.has_prim) NeedScratchpad(e->p.scratch, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const std::string what = ctx.Describe();
@@ -57,10 +69,7 @@ class Pool : public OpKernel {
       throw InvalidArgumentError(what + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
                                  ShapeToString(x.shape()));
     }
-    auto entry = cache_.Get(ShapeKey({&x}), [&] {
-      const ScopedOmpThreads scope(ctx.threads());  // the split the primitive will run with
-      return Build(x.shape(), what);
-    });
+    auto entry = Entry(x.shape(), ctx.threads(), what);
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, entry->y_shape);
     if (y.size() == 0) return;
     RunPoolPrimitive(entry->p, kind_, count_include_pad_, x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), 1,
@@ -68,6 +77,14 @@ class Pool : public OpKernel {
   }
 
  private:
+  // The primitive for X of shape `xs`, built on first use for `threads` (the split it will run with).
+  std::shared_ptr<const PoolEntry> Entry(const Shape& xs, int threads, const std::string& what) const {
+    return cache_.Get(ShapeKey({xs}), [&] {
+      const ScopedOmpThreads scope(threads);
+      return Build(xs, what);
+    });
+  }
+
   std::shared_ptr<PoolEntry> Build(const Shape& xs, const std::string& what) const {
     auto e = std::make_shared<PoolEntry>();
     const std::span<const int64_t> in_spatial(xs.data() + 2, xs.size() - 2);

@@ -11,6 +11,7 @@
 #include "kernels/ref/conv_util.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
+#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -111,6 +112,16 @@ class Conv : public OpKernel {
     if (group_ < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(group_));
   }
 
+  // GemmF32's packing panels at the node's static shapes (double runs the plain loop: none).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    if (!x || !w || !GemmsAsFloat(node.input(0)->type().elem_type)) return;
+    try {
+      AddConvF32Workspace(ResolveConv(attrs_, group_, *x, *w, node.Describe()), threads, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
@@ -166,6 +177,12 @@ class Conv : public OpKernel {
 
 void ConvF32(const float* x, const float* w, const ConvShape& s, float* y, int threads) {
   ConvCore<float>(x, w, ConvDims{s.batch, s.channels, s.out_channels, s.group}, s.g, y, threads);
+}
+
+void AddConvF32Workspace(const ConvShape& s, int threads, Workspace& ws) {
+  const int64_t cg = s.channels / s.group, mg = s.out_channels / s.group;
+  if (ShapeElementCount(s.y_shape) == 0 || (cg == 1 && s.group > 1 && s.g.rank() <= 2)) return;  // see ConvCore
+  AddGemmF32Workspace(mg, s.g.out_size(), cg * s.g.kernel_size(), threads, ws);
 }
 
 void RegisterConvKernels(KernelRegistry& r) {

@@ -14,6 +14,10 @@
 #include "ferry/tensor.h"
 #include "ir/graph.h"
 
+namespace ferry {
+class Workspace;
+}
+
 namespace ferry::ref {
 
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
@@ -60,6 +64,9 @@ ConvShape ResolveConv(const WindowAttrs& attrs, int64_t group, const Shape& x, c
 // Float convolution (the ref Conv kernel's own code path): y [N, M, out...] += conv(x [N, C, in...], w) for the
 // shapes in s. y must hold the bias (or zeros) on entry. Defined in conv.cc.
 void ConvF32(const float* x, const float* w, const ConvShape& s, float* y, int threads);
+// What ConvF32 keeps for `s` with `threads` (OpKernel::AddWorkspace): GemmF32's packing panels (gemm.h), none for
+// the depthwise loop. Defined in conv.cc.
+void AddConvF32Workspace(const ConvShape& s, int threads, Workspace& ws);
 
 // Integer convolution on zero-point-adjusted int32 data (ConvInteger, QLinearConv): y += conv(x, w) with
 // wrap-around int32 accumulation. y must hold the bias (or zeros) on entry. Defined in conv_integer.cc.

@@ -12,6 +12,7 @@
 #include "kernels/ref/conv_util.h"
 #include "kernels/ref/fused_activation.h"
 #include "kernels/registry.h"
+#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -30,6 +31,22 @@ class FerryConv : public OpKernel {
     if (blocked && block_ < 0) {
       throw InvalidModelError(node.Describe() + ": attribute block = " + std::to_string(block_) +
                               " must be >= 0 (0: channels-last)");
+    }
+  }
+
+  // ConvF32's packing panels at the node's static shapes (X unblocked first: the logical shape).
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    if (!x || !w || x->size() < 2 || w->size() < 3) return;
+    Shape logical = *x;
+    if (!plain_input_) {
+      logical = {(*x)[0], (*w)[1] * group_};
+      const auto spatial = BlockedSpatial(*x, block_);
+      logical.insert(logical.end(), spatial.begin(), spatial.end());
+    }
+    try {
+      AddConvF32Workspace(ResolveConv(attrs_, group_, logical, *w, node.Describe()), threads, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
     }
   }
 

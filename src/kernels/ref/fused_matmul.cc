@@ -9,6 +9,7 @@
 #include "kernels/ref/fused_activation.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
+#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -16,6 +17,16 @@ namespace {
 class FusedMatMul : public OpKernel {
  public:
   explicit FusedMatMul(const ir::Node& node) : act_(FusedActivation::FromNode(node)) {}
+
+  // GemmF32's packing panels at the node's static shapes.
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
+    if (!a || !b || node.input(0)->type().elem_type != DataType::kFloat) return;
+    try {
+      AddMatMulF32Workspace(PlanMatMul(*a, *b, node.Describe()), threads, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);

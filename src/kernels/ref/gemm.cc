@@ -7,6 +7,7 @@
 #include "kernels/ref/common.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
+#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -18,6 +19,16 @@ class Gemm : public OpKernel {
         trans_b_(node.GetInt("transB", 0) != 0),
         alpha_(node.GetFloat("alpha", 1.0f)),
         beta_(node.GetFloat("beta", 1.0f)) {}
+
+  // GemmF32's packing panels at the node's static shapes.
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
+    if (!a || !b || a->size() != 2 || b->size() != 2 || alpha_ == 0.0f) return;
+    if (!GemmsAsFloat(node.input(0)->type().elem_type)) return;
+    const int64_t m = trans_a_ ? (*a)[1] : (*a)[0], k = trans_a_ ? (*a)[0] : (*a)[1];
+    const int64_t kb = trans_b_ ? (*b)[1] : (*b)[0], n = trans_b_ ? (*b)[0] : (*b)[1];
+    if (k == kb) AddGemmF32Workspace(m, n, k, threads, ws);
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);

@@ -10,6 +10,10 @@
 
 #include "ferry/tensor.h"
 
+namespace ferry {
+class Workspace;
+}
+
 namespace ferry::ref {
 
 // C[m×n] = alpha · op(A)[m×k] · op(B)[k×n] + beta · C. All matrices are row-major with row strides lda/ldb/ldc:
@@ -18,6 +22,13 @@ namespace ferry::ref {
 // threads; pass 1 when the caller is already running in parallel.
 void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
+// Records in `ws` (OpKernel::AddWorkspace) the packing panels GemmF32 keeps for an m×n×k product (alpha != 0)
+// with `threads`: "ref GEMM A panels" and "ref GEMM B panels", per thread that runs one of its blocks (the
+// OpenMP team's threads; thread_local, kept for the thread's life and shared by every caller). Matrix-vector
+// products keep none. `callers`: how many threads call GemmF32 at once (each from its own parallel task).
+void AddGemmF32Workspace(int64_t m, int64_t n, int64_t k, int threads, Workspace& ws, int callers = 1);
+// Bytes the calling thread's packing panels hold now (what its GemmF32 blocks have grown them to), for tests.
+int64_t GemmF32PanelBytesOnThisThread();
 
 // Same contract as GemmF32 (alpha = 1) for any arithmetic type, as a plain loop: C = op(A)·op(B) + (accumulate ?
 // C : 0). Integer products wrap around like numpy's (computed in unsigned arithmetic, then truncated to T).
@@ -66,6 +77,12 @@ MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what);
 // y = a · b for float32 operands laid out as `p` describes (defined in matmul.cc; the ref MatMul's float path,
 // also run by FusedMatMul): one GEMM when B is shared, else one per matrix; writes every element of y.
 void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, int threads);
+// What MatMulF32 keeps for `p` with `threads` (AddGemmF32Workspace).
+void AddMatMulF32Workspace(const MatMulPlan& p, int threads, Workspace& ws);
+// float and the 16-bit floats, whose products run GemmF32 (the 16-bit ones through float copies).
+inline bool GemmsAsFloat(DataType t) {
+  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
 
 // Element-wise conversion between a storage type (float16, bfloat16, float, ...) and float work buffers, so the
 // 16-bit float types compute through GemmF32.

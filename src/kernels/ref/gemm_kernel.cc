@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/kernel.h"
 #include "kernels/ref/gemm.h"
 
 namespace ferry::ref {
@@ -123,11 +124,18 @@ void ScaleBlock(float beta, int64_t rows, int64_t cols, float* c, int64_t ldc) {
   }
 }
 
-// Per-thread packing buffers, reused across calls.
+// Per-thread packing buffers, reused across calls; grown to exactly the size asked (AddGemmF32Workspace).
 float* ThreadBuffer(std::vector<float>& buf, int64_t size) {
-  if (static_cast<int64_t>(buf.size()) < size) buf.resize(static_cast<size_t>(size));
+  if (static_cast<int64_t>(buf.size()) < size) {
+    buf.reserve(static_cast<size_t>(size));
+    buf.resize(static_cast<size_t>(size));
+  }
   return buf.data();
 }
+
+// The packed panels' sizes in floats, for a block of mc rows and nc columns.
+int64_t APanelFloats(int64_t mc) { return RoundUp(std::min(mc, kMc), kMr) * kKc; }
+int64_t BPanelFloats(int64_t nc) { return RoundUp(nc, kNr) * kKc; }
 
 struct GemmArgs {
   bool trans_a, trans_b;
@@ -142,11 +150,15 @@ struct GemmArgs {
   int64_t ldc;
 };
 
+// The calling thread's packing panels, grown by its blocks and kept for the thread's life.
+thread_local std::vector<float> t_a_panels, t_b_panels;
+
 // One task: C[m0, m0+mc) × [n0, n0+nc) over the whole depth.
 void GemmBlock(const GemmArgs& g, int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
-  thread_local std::vector<float> a_buf, b_buf;
-  float* pa = ThreadBuffer(a_buf, RoundUp(std::min(mc, kMc), kMr) * kKc);
-  float* pb = ThreadBuffer(b_buf, RoundUp(nc, kNr) * kKc);
+  std::vector<float>& a_buf = t_a_panels;
+  std::vector<float>& b_buf = t_b_panels;
+  float* pa = ThreadBuffer(a_buf, APanelFloats(mc));
+  float* pb = ThreadBuffer(b_buf, BPanelFloats(nc));
   ScaleBlock(g.beta, mc, nc, g.c + m0 * g.ldc + n0, g.ldc);
   alignas(64) float tile[kMr * kNr];
   for (int64_t p0 = 0; p0 < g.k; p0 += kKc) {
@@ -198,6 +210,42 @@ void AxpyRows(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, c
     const float* r = rows + p * ld;
     for (int64_t j = 0; j < n; ++j) y[j] += s * r[j];
   }
+}
+
+// The task grid of one product (m, n > 1, k > 0): blocks of mc rows and nc columns, and the threads that run them.
+struct Grid {
+  int64_t mc = 0, nc = 0, n_blocks = 0, tasks = 0, workers = 0;
+};
+
+Grid PlanGrid(int64_t m, int64_t n, int64_t k, int threads) {
+  // Task grid: row blocks of at most kMc rows, column blocks of at most kNcMax columns, refined until there are a
+  // few tasks per thread. Each task packs its own panels, so a split along N re-packs A (m·k) and a split along M
+  // re-packs B (k·n): split the dimension whose re-packing is cheaper. Threads pull tasks from a shared counter,
+  // so a thread that gets descheduled on a busy machine does not hold up the others.
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (flops < 2e5) threads = 1;
+  int64_t m_blocks = CeilDiv(m, kMc);
+  int64_t n_blocks = CeilDiv(n, kNcMax);
+  if (threads > 1) {
+    const int64_t max_n_blocks = std::max<int64_t>(1, n / (4 * kNr));
+    const int64_t max_m_blocks = std::max<int64_t>(1, m / (8 * kMr));
+    while (m_blocks * n_blocks < 4 * threads) {
+      const bool can_n = n_blocks < max_n_blocks, can_m = m_blocks < max_m_blocks;
+      if (!can_n && !can_m) break;
+      if (can_n && (!can_m || m <= n)) {
+        ++n_blocks;
+      } else {
+        ++m_blocks;
+      }
+    }
+  }
+  Grid g;
+  g.mc = RoundUp(CeilDiv(m, m_blocks), kMr);
+  g.nc = RoundUp(CeilDiv(n, n_blocks), kNr);
+  g.n_blocks = CeilDiv(n, g.nc);
+  g.tasks = CeilDiv(m, g.mc) * g.n_blocks;
+  g.workers = std::min<int64_t>(threads, g.tasks);
+  return g;
 }
 
 // m == 1 or n == 1. Writes one output vector of length `len` with stride `inc`.
@@ -262,33 +310,8 @@ void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
     Gemv(g, threads);
     return;
   }
-  // Task grid: row blocks of at most kMc rows, column blocks of at most kNcMax columns, refined until there are a
-  // few tasks per thread. Each task packs its own panels, so a split along N re-packs A (m·k) and a split along M
-  // re-packs B (k·n): split the dimension whose re-packing is cheaper. Threads pull tasks from a shared counter,
-  // so a thread that gets descheduled on a busy machine does not hold up the others.
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (flops < 2e5) threads = 1;
-  int64_t m_blocks = CeilDiv(m, kMc);
-  int64_t n_blocks = CeilDiv(n, kNcMax);
-  if (threads > 1) {
-    const int64_t max_n_blocks = std::max<int64_t>(1, n / (4 * kNr));
-    const int64_t max_m_blocks = std::max<int64_t>(1, m / (8 * kMr));
-    while (m_blocks * n_blocks < 4 * threads) {
-      const bool can_n = n_blocks < max_n_blocks, can_m = m_blocks < max_m_blocks;
-      if (!can_n && !can_m) break;
-      if (can_n && (!can_m || m <= n)) {
-        ++n_blocks;
-      } else {
-        ++m_blocks;
-      }
-    }
-  }
-  const int64_t mc = RoundUp(CeilDiv(m, m_blocks), kMr);
-  const int64_t nc = RoundUp(CeilDiv(n, n_blocks), kNr);
-  m_blocks = CeilDiv(m, mc);
-  n_blocks = CeilDiv(n, nc);
-  const int64_t tasks = m_blocks * n_blocks;
-  const int64_t workers = std::min<int64_t>(threads, tasks);
+  const Grid grid = PlanGrid(m, n, k, threads);
+  const int64_t mc = grid.mc, nc = grid.nc, n_blocks = grid.n_blocks, tasks = grid.tasks, workers = grid.workers;
   std::atomic<int64_t> next{0};
   ParallelFor(static_cast<int>(workers), workers, 1, [&](int64_t, int64_t) {
     for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
@@ -297,6 +320,19 @@ void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
       GemmBlock(g, m0, std::min(mc, m - m0), n0, std::min(nc, n - n0));
     }
   });
+}
+
+int64_t GemmF32PanelBytesOnThisThread() {
+  return static_cast<int64_t>((t_a_panels.capacity() + t_b_panels.capacity()) * sizeof(float));
+}
+
+void AddGemmF32Workspace(int64_t m, int64_t n, int64_t k, int threads, Workspace& ws, int callers) {
+  if (m <= 1 || n <= 1 || k <= 0) return;  // nothing, or a matrix-vector product: no panels
+  // Each of the workers packs the panels of the blocks it takes: at most the first (largest) block's.
+  const Grid grid = PlanGrid(m, n, k, threads);
+  const int workers = static_cast<int>(grid.workers) * std::max(callers, 1);
+  ws.Need("ref GEMM A panels", APanelFloats(std::min(grid.mc, m)) * static_cast<int64_t>(sizeof(float)), workers);
+  ws.Need("ref GEMM B panels", BPanelFloats(std::min(grid.nc, n)) * static_cast<int64_t>(sizeof(float)), workers);
 }
 
 }  // namespace ferry::ref

@@ -9,6 +9,7 @@
 #include "kernels/ref/common.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
+#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 
@@ -49,6 +50,29 @@ MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what) {
   return p;
 }
 
+namespace {
+
+// Many small products: one GemmF32 per matrix, the matrices split over the threads.
+bool AcrossBatches(const MatMulPlan& p, int threads) {
+  const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  return threads > 1 && batches >= 2 * threads && flops < 5e7;
+}
+
+}  // namespace
+
+void AddMatMulF32Workspace(const MatMulPlan& p, int threads, Workspace& ws) {
+  const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
+  if (batches == 0 || p.m == 0 || p.n == 0) return;
+  if (p.b_shared) {
+    AddGemmF32Workspace(batches * p.m, p.n, p.k, threads, ws);
+  } else if (AcrossBatches(p, threads)) {  // ParallelFor's team, each thread running single-threaded products
+    AddGemmF32Workspace(p.m, p.n, p.k, 1, ws, static_cast<int>(std::min<int64_t>(threads, batches)));
+  } else {
+    AddGemmF32Workspace(p.m, p.n, p.k, threads, ws);
+  }
+}
+
 void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, int threads) {
   const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
   if (batches == 0 || p.m == 0 || p.n == 0) return;
@@ -56,9 +80,7 @@ void MatMulF32(const MatMulPlan& p, const float* a, const float* b, float* y, in
     GemmF32(false, false, batches * p.m, p.n, p.k, 1.0f, a, p.k, b, p.n, 0.0f, y, p.n, threads);
     return;
   }
-  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const bool across = threads > 1 && batches >= 2 * threads && flops < 5e7;
-  if (across) {
+  if (AcrossBatches(p, threads)) {
     ParallelFor(threads, batches, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         GemmF32(false, false, p.m, p.n, p.k, 1.0f, a + p.a_offsets[static_cast<size_t>(i)], p.k,
@@ -93,6 +115,16 @@ void MatMulSimple(const MatMulPlan& p, const T* a, const T* b, T* y, int threads
 class MatMul : public OpKernel {
  public:
   explicit MatMul(const ir::Node&) {}
+
+  // GemmF32's packing panels at the node's static shapes.
+  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
+    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
+    if (!a || !b || !GemmsAsFloat(node.input(0)->type().elem_type)) return;
+    try {
+      AddMatMulF32Workspace(PlanMatMul(*a, *b, node.Describe()), threads, ws);
+    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    }
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
