@@ -9,6 +9,7 @@
 
 #include "core/buffer_pool.h"
 #include "ferry/error.h"
+#include "kernels/creation_threads.h"
 #include "runtime/value_reads.h"
 
 namespace ferry::runtime {
@@ -112,6 +113,7 @@ Executor::Executor(const ir::Model& model, const Placement& placement, int threa
       memory_arena_(memory_arena),
       deterministic_(deterministic),
       release_(std::move(release)) {
+  const ScopedCreationThreads scope(threads_);  // kernels build their thread-dependent state for the runs' count
   Compile(*model.graph, placement);
 }
 

@@ -3,7 +3,7 @@
 // resolved exactly as the ref kernel does (ref::ResolveConv) and handed to oneDNN as explicit pads and
 // (dilation - 1). Constant weights are reordered once into the layout the primitive prefers; primitive and packed
 // weights are cached per input-shape signature and thread count (oneDNN fixes a primitive's parallel split at
-// creation), and built at creation, for the default thread count, when shapes are static.
+// creation), and built at creation, for the session's thread count, when shapes are static but for the batch.
 //
 // FusedConv: Y = act(Conv(X, W, B) + Z) as oneDNN post-ops: `sum` (Z, copied into the dst the primitive writes
 // first) then the activation's eltwise post-ops (fused_activation.h).
@@ -29,6 +29,18 @@
 // (any) otherwise — and blocked also when an activation is fused: oneDNN 2.6's GEMM convolution applies an
 // eltwise post-op 3-5x slower than the convolution itself (MobileNet-V2's 1x1 expansions with Clip at 112x112:
 // 11.2 ms vs 2.9 ms without it), which made level 2 twice as slow as level 0 on MobileNet-V2.
+//
+// Winograd: 2-D 3x3 stride-1 undilated ungrouped convolutions with constant weights and at least 32 input and output
+// channels run oneDNN's Winograd kernels (jit_fp32_wino_2x3 / jit_wino_4x3, AVX-512 only, nChw16c activations
+// reordered to and from whatever layout Ferry's tensors have) where oneDNN has one; else the direct convolution.
+// Measured on ResNet-50's 3x3 layers (oneDNN 2.6, AVX-512 host, 1 thread, warm caches): batch 1, C = M = 64 at
+// 56x56 / 128 at 28x28 / 256 at 14x14 / 512 at 7x7: 1.14 / 1.17 / 1.50 / 1.84 ms against channels-last direct's
+// 1.98 / 1.89 / 1.99 / 2.11 ms, the two reorders around them 0.08 / 0.03 / 0.02 / 0.01 ms; batch 8: 9.6 / 6.4 /
+// 11.0 / 12.4 ms against 12.5 / 16.0 / 15.6 / 17.7 ms. At 16 channels (112x112) Winograd was slower (0.70 vs
+// 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
+// stride-1 3x3 layers took 23.9 ms instead of 29.7. Winograd reassociates the sums differently from the direct
+// convolution (results differ by float rounding: docs/performance.md), and its packed weights are 16/9 of the
+// plain ones (4x4 tiles for 3x3 taps).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -114,8 +126,37 @@ struct ConvPd {
   memory::desc src_user, weights_user, dst_user;
 };
 
-// Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot).
-ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref::ConvShape& cs) {
+// The static shape of input i of `node`, with a symbolic first (batch) dim taken as 1; nullopt when the rank or
+// any other dim is unknown.
+std::optional<Shape> StaticShapeButBatch(const ir::Node& node, size_t i) {
+  if (auto s = StaticShape(node, i)) return s;
+  const ir::Value* v = node.input(i);
+  if (!v || !v->type().is_tensor() || !v->type().shape || v->type().shape->empty()) return std::nullopt;
+  Shape s{1};
+  const auto& dims = *v->type().shape;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (!dims[d].is_static()) return std::nullopt;
+    s.push_back(dims[d].value);
+  }
+  return s;
+}
+
+// See "Winograd" at the top of the file: 2-D, 3x3, stride 1, undilated, ungrouped, at least 32 input and output
+// channels, constant weights (packed once into oneDNN's Winograd-domain layout).
+bool WinogradCandidate(const ConvConfig& c, const ref::ConvShape& cs, const Shape& w, bool constant_weights) {
+  const ref::WindowGeometry& g = cs.g;
+  if (!constant_weights || c.group != 1 || g.rank() != 2 || w.size() != 4) return false;
+  for (size_t d = 0; d < 2; ++d) {
+    if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return false;
+  }
+  return w[0] >= 32 && w[1] >= 32;
+}
+
+// Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot). With
+// `constant_weights`, a Winograd candidate gets oneDNN's Winograd convolution when oneDNN has one for it on this
+// machine (AVX-512), and the direct one otherwise.
+ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref::ConvShape& cs,
+                  bool constant_weights) {
   const ref::WindowGeometry& g = cs.g;
   // oneDNN's grouped weights are [g, M/g, C/g, k...]: the same buffer as ONNX's [M, C/g, k...].
   memory::dims wdims(w.begin(), w.end());
@@ -149,24 +190,40 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref
     attr.set_post_ops(ops);
   }
   using cf = dnnl::convolution_forward;
-  const auto kind = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  const cf::desc desc =
-      c.has_bias ? cf::desc(kind, alg, src, weights,
-                            memory::desc({cs.out_channels}, memory::data_type::f32, memory::format_tag::x), dst,
-                            strides, dilates, pad_l, pad_r)
-                 : cf::desc(kind, alg, src, weights, dst, strides, dilates, pad_l, pad_r);
+  const auto make = [&](dnnl::algorithm alg, const memory::desc& s, const memory::desc& d) {
+    const auto kind = dnnl::prop_kind::forward_inference;
+    const cf::desc desc =
+        c.has_bias ? cf::desc(kind, alg, s, weights,
+                              memory::desc({cs.out_channels}, memory::data_type::f32, memory::format_tag::x), d,
+                              strides, dilates, pad_l, pad_r)
+                   : cf::desc(kind, alg, s, weights, d, strides, dilates, pad_l, pad_r);
+    return cf::primitive_desc(desc, attr, Engine());
+  };
   const memory::desc weights_user = PlainDesc(Shape(wdims.begin(), wdims.end()), DataType::kFloat);
-  return {cf::primitive_desc(desc, attr, Engine()), src_user, weights_user, dst_user};
+  if (WinogradCandidate(c, cs, w, constant_weights)) {
+    // oneDNN's Winograd kernels read and write nChw16c only: other layouts are reordered around them.
+    const auto f32 = memory::data_type::f32;
+    const auto blocked16 = memory::format_tag::nChw16c;
+    try {
+      return {make(dnnl::algorithm::convolution_winograd, memory::desc(Dims(x), f32, blocked16),
+                   memory::desc(Dims(cs.y_shape), f32, blocked16)),
+              src_user, weights_user, dst_user};
+    } catch (const dnnl::error&) {
+      // No Winograd kernel for this machine, geometry or post-op: the direct convolution below.
+    }
+  }
+  return {make(dnnl::algorithm::convolution_direct, src, dst), src_user, weights_user, dst_user};
 }
 
 class ConvKernel : public OpKernel {
  public:
   ConvKernel(const ir::Node& node, ConvOp op)
       : cfg_(ConvConfig::FromNode(node, op)), what_(node.Describe()), weights_(ConstantInput(node, 1)) {
-    // Static shapes: build the primitive (and pack the weights) now, for the default thread count. A shape error
-    // is left for Compute to report with the inputs it is given, as the ref kernel does.
-    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
+    // Static shapes, or static but for a symbolic batch (planned for batch 1): build the primitive and pack the
+    // weights now, for the session's thread count, so that the first run does not pay for them (oneDNN takes ~90 ms
+    // to transform 512x512x3x3 weights for Winograd). A shape error is left for Compute to report with the inputs
+    // it is given, as the ref kernel does.
+    const auto x = StaticShapeButBatch(node, 0), w = StaticShape(node, 1);
     if (!x || !w || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) return;
     const auto logical = cfg_.LogicalX(*x, *w);
     if (logical && logical->size() >= 3 && logical->size() <= 5) {
@@ -292,7 +349,7 @@ class ConvKernel : public OpKernel {
     plan->bias = cfg_.has_bias;
     plan->sum = cfg_.has_z;
     try {
-      const ConvPd p = MakeConvPd(cfg_, x, w, cs);
+      const ConvPd p = MakeConvPd(cfg_, x, w, cs, weights_ != nullptr);
       plan->src_user = p.src_user;
       plan->weights_user = p.weights_user;
       plan->dst_user = p.dst_user;
@@ -404,7 +461,7 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
     const auto logical = cfg.LogicalX(x, *w);
     if (!logical || ShapeElementCount(*logical) == 0) return "";  // left for Compute to report
     const ref::ConvShape cs = ref::ResolveConv(cfg.attrs, cfg.group, *logical, *w, node.Describe());
-    const ConvPd p = MakeConvPd(cfg, *logical, *w, cs);
+    const ConvPd p = MakeConvPd(cfg, *logical, *w, cs, ConstantInput(node, 1) != nullptr);
     const std::string impl = p.pd.impl_info_str();
     if (impl.find("ref") != std::string::npos) {
       return "BlockedConv: oneDNN would run this convolution (X " + ShapeToString(*logical) + ", W " +

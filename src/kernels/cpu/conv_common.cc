@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
-#include <thread>
 
 #include "core/parallel.h"
+#include "kernels/creation_threads.h"
 #include "kernels/cpu/dnnl_util.h"
 
 namespace ferry::cpu {
@@ -88,7 +88,7 @@ int64_t PackedWeights::bytes() const {
   return total;
 }
 
-int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int DefaultThreads() { return CreationThreads(); }
 
 dnnl::primitive_attr ScratchpadAttr() {
   dnnl::primitive_attr attr;

@@ -57,8 +57,8 @@ class PackedWeights {
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
 };
 
-// The thread count a session uses when none is given (all hardware threads): what kernels build their primitives
-// for at creation, before a run tells them the real count.
+// The thread count kernels build their primitives for at creation, before a run tells them the count: the
+// session's (kernels/creation_threads.h), or all hardware threads outside a session.
 int DefaultThreads();
 
 // Completes `plan` from the primitive descriptor `pd` (src/weights/dst/scratchpad) and the user descs already set

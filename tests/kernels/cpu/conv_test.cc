@@ -1,6 +1,7 @@
 // The cpu Conv kernel (oneDNN) against ref: random 1-D/2-D/3-D configurations over every attribute path it
 // accepts, the plain-activation path, dynamic shapes (primitives built at run time, per shape), concurrent runs,
 // empty tensors, and the configurations it refuses.
+#include "core/isa.h"
 #include "kernels/cpu/conv_test_util.h"
 
 namespace ferry::testing {
@@ -136,6 +137,61 @@ TEST(CpuConv, EmptyTensors) {
               Const("w", RandomTensor(DataType::kFloat, {4, 0, 3, 3}, rng)),
               Const("b", RandomTensor(DataType::kFloat, {4}, rng))};
   EXPECT_TRUE(MatchesRef(t, "cpu"));
+}
+
+// 3x3 stride-1 convolutions with at least 32 input and output channels and constant weights: oneDNN's Winograd
+// kernels on AVX-512 hosts (conv.cc), the direct ones elsewhere. Output channels not a multiple of 16, no padding,
+// a non-square plane, batch > 1.
+TEST(CpuConv, WinogradShapesMatchRef) {
+  std::mt19937 rng(19);
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> pads;
+  };
+  const Case cases[] = {{{1, 64, 14, 14}, {64, 64, 3, 3}, {1, 1, 1, 1}},
+                        {{2, 32, 9, 11}, {48, 32, 3, 3}, {0, 0, 0, 0}},
+                        {{1, 256, 7, 7}, {256, 256, 3, 3}, {1, 1, 1, 1}}};
+  for (const Case& c : cases) {
+    OpTest t{.op = "Conv",
+             .inputs = {In("x", RandomTensor(DataType::kFloat, c.x, rng)),
+                        Const("w", RandomTensor(DataType::kFloat, c.w, rng)),
+                        Const("b", RandomTensor(DataType::kFloat, {c.w[0]}, rng))},
+             .attributes = {Ints("pads", c.pads)}};
+    ConvTolerance(t, c.w[1], {3, 3});
+    for (int threads : {1, 2}) {
+      t.threads = threads;
+      EXPECT_TRUE(MatchesRef(t, "cpu")) << DescribeCase(t);
+    }
+  }
+}
+
+// With a symbolic batch the kernel plans for batch 1 at creation, for the session's thread count: the weights are
+// packed then (Winograd's transform is slow: ~90 ms for 512x512x3x3), and a batch-1 run packs nothing more. On
+// AVX-512 the packed copy is in the Winograd domain (4x4 tiles for 3x3 taps: 16/9 of the weights or more), whose
+// layout oneDNN 2.6 chooses by thread count for this shape (256 channels at 14x14, as in ResNet-50's layer3).
+TEST(CpuConv, SymbolicBatchPacksWeightsOnceAtCreation) {
+  std::mt19937 rng(23);
+  OpTest t{.op = "Conv",
+           .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 256, 14, 14}, rng)),
+                      Const("w", RandomTensor(DataType::kFloat, {256, 256, 3, 3}, rng))},
+           .attributes = {Ints("pads", {1, 1, 1, 1})}};
+  onnx::ModelProto m;
+  m.ParseFromString(OneNodeModel(t));
+  auto* batch = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  batch->mutable_dim(0)->set_dim_param("N");
+  const std::string bytes = m.SerializeAsString();
+  const int64_t weight_bytes = 256 * 256 * 9 * 4;
+  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl});
+  for (int threads : {1, 2}) {
+    auto session = SessionFor(bytes, {"cpu"}, true, threads);
+    const int64_t packed = session->kernel_held_bytes();
+    EXPECT_GE(packed, weight_bytes) << "threads " << threads;
+    if (avx512) {
+      EXPECT_GE(packed, weight_bytes * 16 / 9) << "threads " << threads;
+    }
+    session->Run(Feeds(t));
+    EXPECT_EQ(session->kernel_held_bytes(), packed) << "threads " << threads;
+  }
 }
 
 TEST(CpuConv, RefusedConfigurationsFallBackToRef) {
