@@ -85,7 +85,7 @@ expect external_data_reloads 0 'max abs diff' -- bash -c "
 expect external_data_checker 0 'checker ok' -- "$PY" "$TMP/check.py" "$TMP/ext.onnx"
 
 # The report as JSON; IR dumps.
-expect json_report 0 '^nodes 23 -> 15, fuse_conv_add ai.ferry::FusedConv \+3$' -- bash -c "
+expect json_report 0 '^nodes 23 -> 14, fuse_conv_add ai.ferry::FusedConv \+3$' -- bash -c "
   '$FERRY' optimize '$M' '$TMP/j.onnx' --target cpu,ref --json | '$PY' -c '
 import json, sys
 j = json.load(sys.stdin)

@@ -164,18 +164,18 @@ void Ints(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
   for (int64_t x : v) a->add_ints(x);
 }
 
-// x[1,3,10,10] -> conv1 (3->12, 3x3) -> relu1 -> pool (MaxPool 2x2) -> conv2 (12->12, 3x3) -> relu2 -> y.
-// 12 channels: a block of 8 has 4 padding lanes in its second block.
+// x[1,3,10,10] -> conv1 (3->20, 3x3) -> relu1 -> pool (MaxPool 2x2) -> conv2 (20->20, 3x3) -> relu2 -> y.
+// 20 channels: padding lanes in the last block of 8 (4) and of 16 (12).
 std::string ConvChainModel() {
   ModelBuilder b(17);
   b.Input("x", onnx::TensorProto::FLOAT, {1, 3, 10, 10});
-  std::vector<float> w1(12 * 3 * 9), w2(12 * 12 * 9), b1(12);
+  std::vector<float> w1(20 * 3 * 9), w2(20 * 20 * 9), b1(20);
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.3f * std::sin(0.7f * static_cast<float>(i));
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.2f * std::cos(0.3f * static_cast<float>(i));
   for (size_t i = 0; i < b1.size(); ++i) b1[i] = 0.1f * static_cast<float>(i) - 0.5f;
-  b.FloatInitializer("w1", {12, 3, 3, 3}, w1);
-  b.FloatInitializer("b1", {12}, b1);
-  b.FloatInitializer("w2", {12, 12, 3, 3}, w2);
+  b.FloatInitializer("w1", {20, 3, 3, 3}, w1);
+  b.FloatInitializer("b1", {20}, b1);
+  b.FloatInitializer("w2", {20, 20, 3, 3}, w2);
   Ints(b.Node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
   b.Node("Relu", {"c1"}, {"r1"}, "relu1");
   auto& pool = b.Node("MaxPool", {"r1"}, {"p"}, "pool");
@@ -183,7 +183,7 @@ std::string ConvChainModel() {
   Ints(pool, "strides", {2, 2});
   Ints(b.Node("Conv", {"p", "w2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
   b.Node("Relu", {"c2"}, {"y"}, "relu2");
-  b.Output("y", onnx::TensorProto::FLOAT, {1, 12, 5, 5});
+  b.Output("y", onnx::TensorProto::FLOAT, {1, 20, 5, 5});
   return testing::WriteTempFile(b.Bytes(), "conv_chain.onnx");
 }
 
@@ -222,7 +222,7 @@ const tools::ValueComparison& Row(const tools::LayerwiseReport& r, const std::st
 }
 
 // At level 3 the cpu backend keeps r1 (Conv+Relu fused) and p only as blocked twins; both are compared through
-// them, in a block of 8 (isa=avx2,fma) and channels-last (AVX-512), A against B and B against A.
+// them, in a block of 8 (isa=avx2,fma) and of 16 (AVX-512), A against B and B against A.
 TEST(CompareUnblock, LayerwiseComparesBlockedTwins) {
   const std::string model = ConvChainModel();
   for (const std::string config : {"cpu,ref:isa=avx2,fma", "cpu,ref"}) {
@@ -243,9 +243,9 @@ TEST(CompareUnblock, LayerwiseComparesBlockedTwins) {
       EXPECT_NE(row.twin_a.find("'" + v + "_blocked'"), std::string::npos) << row.twin_a;
       EXPECT_TRUE(row.twin_b.empty());
       EXPECT_LT(row.stats.max_abs, 1e-4);
-      EXPECT_EQ(row.stats.elements, v == "r1" ? 1200 : 300);
+      EXPECT_EQ(row.stats.elements, v == "r1" ? 2000 : 500);
     }
-    EXPECT_NE(Row(r, "r1").twin_a.find(config == "cpu,ref" ? "channels-last" : "blocked by 8"), std::string::npos)
+    EXPECT_NE(Row(r, "r1").twin_a.find(config == "cpu,ref" ? "blocked by 16" : "blocked by 8"), std::string::npos)
         << Row(r, "r1").twin_a;
     EXPECT_NE(Row(r, "p").step_a.find("BlockedPool"), std::string::npos) << Row(r, "p").step_a;
     EXPECT_NE(Row(r, "c1").note.find("on A: fused into"), std::string::npos) << Row(r, "c1").note;
