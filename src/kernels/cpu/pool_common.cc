@@ -174,12 +174,16 @@ void RunPoolPrimitive(const PoolPrimitive& p, PoolKind kind, bool count_include_
   AddScratchpad(args, p.scratch);
   Execute(p.prim, args, threads, what);
   if (kind == PoolKind::kMax) {
-    // oneDNN starts from the lowest float: recompute outputs equal to it (or NaN) exactly.
+    // oneDNN starts from the lowest float: recompute outputs equal to it (or NaN) exactly. A vectorized scan
+    // first (a plane rarely holds one: the per-element check alone took 0.5 ms of ResNet-50's 1.2 ms MaxPool).
     const float lowest = std::numeric_limits<float>::lowest();
     ParallelFor(y_size < (1 << 16) ? 1 : threads, outer, 1, [&](int64_t begin, int64_t end) {
       for (int64_t q = begin; q < end; ++q) {
         float* out = y + q * out_size * lanes;
         const float* in = x + q * in_size * lanes;
+        int64_t suspects = 0;
+        for (int64_t i = 0; i < out_size * lanes; ++i) suspects += !(out[i] > lowest);  // lowest, -inf or NaN
+        if (suspects == 0) continue;
         for (int64_t o = 0; o < out_size; ++o) {
           for (int64_t lane = 0; lane < lanes; ++lane) {
             float& v = out[o * lanes + lane];
