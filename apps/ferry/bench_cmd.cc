@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "commands.h"
+#include "core/parse_number.h"
 #include "ferry/error.h"
 #include "session_flags.h"
 #include "tools/bench.h"
@@ -70,16 +72,13 @@ template <typename T>
 std::string ParseIntList(const std::string& text, T min, std::vector<T>* out) {
   std::vector<T> values;
   for (const std::string& item : SplitList(text)) {
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
+    const std::optional<int64_t> v = ParseInt64(item);
+    if (!v) return "'" + item + "' is not an integer";
+    if (*v < static_cast<int64_t>(min)) return std::to_string(*v) + " is below " + std::to_string(min);
+    if (*v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      return std::to_string(*v) + " is above " + std::to_string(std::numeric_limits<T>::max());
     }
-    if (used != item.size() || used == 0) return "'" + item + "' is not an integer";
-    if (v < static_cast<long long>(min)) return std::to_string(v) + " is below " + std::to_string(min);
-    values.push_back(static_cast<T>(v));
+    values.push_back(static_cast<T>(*v));
   }
   if (values.empty()) return "the list is empty";
   if (out) *out = std::move(values);
@@ -89,16 +88,10 @@ std::string ParseIntList(const std::string& text, T min, std::vector<T>* out) {
 std::string ParsePercentiles(const std::string& text, std::vector<double>* out) {
   std::vector<double> values;
   for (const std::string& item : SplitList(text)) {
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || used == 0) return "'" + item + "' is not a number";
-    if (!(v > 0 && v <= 100)) return item + " is not in (0, 100]";
-    values.push_back(v);
+    const std::optional<double> v = ParseDouble(item);
+    if (!v) return "'" + item + "' is not a number";
+    if (!(*v > 0 && *v <= 100)) return item + " is not in (0, 100]";
+    values.push_back(*v);
   }
   if (values.empty()) return "the list is empty";
   if (out) *out = std::move(values);

@@ -18,6 +18,7 @@
 #include "placement_flags.h"
 #include "core/human_format.h"
 #include "core/isa.h"
+#include "core/parse_number.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "tools/check.h"
@@ -44,25 +45,20 @@ struct CheckArgs {
   int threads = 0;            // --threads N: the intra-op threads the prediction is for (0 = all cores)
 };
 
-// "123", "512K", "1.5M", "2G" (binary units) -> bytes.
+// "123", "512K", "1.5M", "2G" (binary units) -> bytes: a number, then a unit (the trailing letters, if any).
 int64_t ParseBytes(const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  std::string unit = text.substr(used);
-  double scale = 1;
-  if (unit == "K" || unit == "KiB" || unit == "k") scale = 1024.0;
+  const size_t unit_at = text.find_last_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") + 1;
+  const std::string unit = text.substr(unit_at);
+  const std::optional<double> v = ParseDouble(std::string_view(text).substr(0, unit_at));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KiB" || unit == "k") scale = 1024.0;
   else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
   else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B") used = 0;
-  if (used == 0 || !(v > 0) || v * scale > 9.0e18) {
+  if (!v || scale == 0 || !(*v > 0) || *v * scale > 9.0e18) {
     throw InvalidArgumentError("--memory-limit: expected a positive size like 512M, 2G or 1048576, got '" + text + "'");
   }
-  return static_cast<int64_t>(v * scale);
+  return static_cast<int64_t>(*v * scale);
 }
 
 struct MemoryResult {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "core/peak_rss.h"
 #include "memory_json.h"
 #include "session_flags.h"
 #include "ferry/error.h"
@@ -44,16 +45,6 @@ double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   auto idx = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())) - 1);
   return v[std::min(idx, v.size() - 1)];
-}
-
-// The process's peak resident set (VmHWM), in KiB; -1 when /proc is not readable.
-int64_t PeakRssKb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
 }
 
 int Run(const RunArgs& a) {

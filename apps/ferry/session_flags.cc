@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 
 namespace ferry::cli {
@@ -57,17 +58,12 @@ void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<s
   }
   for (const auto& s : ranges) {
     auto [n, v] = tools::ParseAssignment(s, "--range");
-    auto parts = SplitList(v);
-    double lo = 0, hi = 0;
-    try {
-      if (parts.size() != 2) throw std::invalid_argument("two values");
-      lo = std::stod(parts[0]);
-      hi = std::stod(parts[1]);
-    } catch (const std::exception&) {
-      throw InvalidArgumentError("--range " + n + ": expected LO,HI, got '" + v + "'");
-    }
-    if (!(lo < hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
-    spec.ranges[n] = {lo, hi};
+    const std::vector<std::string> parts = SplitList(v);
+    const std::optional<double> lo = parts.size() == 2 ? ParseDouble(parts[0]) : std::nullopt;
+    const std::optional<double> hi = parts.size() == 2 ? ParseDouble(parts[1]) : std::nullopt;
+    if (!lo || !hi) throw InvalidArgumentError("--range " + n + ": expected LO,HI, got '" + v + "'");
+    if (!(*lo < *hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
+    spec.ranges[n] = {*lo, *hi};
   }
 }
 

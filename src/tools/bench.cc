@@ -1,10 +1,9 @@
 #include "tools/bench.h"
 
 #include <chrono>
-#include <exception>
-#include <fstream>
 #include <memory>
 
+#include "core/peak_rss.h"
 #include "ferry/error.h"
 #include "tools/bench_runner.h"
 
@@ -13,29 +12,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The process's peak resident set (VmHWM) in bytes; -1 when /proc/self/status is not readable.
+// The process's peak resident set (VmHWM) in bytes; -1 when it cannot be read.
 int64_t PeakRssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      try {
-        return std::stoll(line.substr(6)) * 1024;
-      } catch (const std::exception&) {
-        return -1;
-      }
-    }
-  }
-  return -1;
-}
-
-// Resets VmHWM to the current resident set (Linux >= 4.0: "5" to /proc/self/clear_refs). False when refused.
-bool ResetPeakRss() {
-  std::ofstream f("/proc/self/clear_refs");
-  if (!f) return false;
-  f << "5";
-  f.flush();
-  return static_cast<bool>(f);
+  const int64_t kb = PeakRssKb();
+  return kb < 0 ? -1 : kb * 1024;
 }
 
 std::string DimsText(const std::vector<int64_t>& dims) {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 
 namespace ferry::tools {
@@ -23,18 +24,12 @@ std::vector<std::string> SplitKeep(const std::string& s, char sep) {
 }
 
 int ParseInt(const std::string& v, int lo, int hi, const std::string& token, const std::string& where) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (v.empty() || used != v.size() || n < lo || n > hi) {
+  const std::optional<int64_t> n = ParseInt64(v);
+  if (!n || *n < lo || *n > hi) {
     throw InvalidArgumentError(where + ": bad value in '" + token + "' (expected an integer in " + std::to_string(lo) +
                                ".." + std::to_string(hi) + ")");
   }
-  return static_cast<int>(n);
+  return static_cast<int>(*n);
 }
 
 }  // namespace

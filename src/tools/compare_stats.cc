@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 #include "ferry/float16.h"
 
@@ -143,15 +144,9 @@ std::pair<std::string, CompareTolerance> ParsePerOutputTolerance(const std::stri
   CompareTolerance tol;
   tol.rtol = fallback_rtol;
   const auto number = [&](const std::string& v) {
-    size_t used = 0;
-    double d = 0;
-    try {
-      d = std::stod(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (v.empty() || used != v.size() || !(d >= 0) || std::isinf(d)) throw bad("'" + v + "' is not a tolerance >= 0");
-    return d;
+    const std::optional<double> d = ParseDouble(v);  // finite only
+    if (!d || *d < 0) throw bad("'" + v + "' is not a tolerance >= 0");
+    return *d;
   };
   tol.atol = number(values.substr(0, comma));
   if (comma != std::string::npos) tol.rtol = number(values.substr(comma + 1));

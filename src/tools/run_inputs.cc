@@ -4,6 +4,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 #include "ferry/float16.h"
 #include "tools/npy.h"
@@ -16,15 +17,9 @@ std::vector<int64_t> ParseDims(const std::string& text, const std::string& what)
   std::string cur;
   auto flush = [&]() {
     if (cur.empty()) throw InvalidArgumentError(what + ": bad dims '" + text + "' (expected e.g. 1x3x224x224)");
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(cur, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != cur.size() || v < 0) throw InvalidArgumentError(what + ": bad dimension '" + cur + "' in '" + text + "'");
-    dims.push_back(v);
+    const std::optional<int64_t> v = ParseInt64(cur);
+    if (!v || *v < 0) throw InvalidArgumentError(what + ": bad dimension '" + cur + "' in '" + text + "'");
+    dims.push_back(*v);
     cur.clear();
   };
   for (char c : text) {

@@ -106,6 +106,20 @@ TEST(CompareStats, PerOutputTolerance) {
   EXPECT_THROW(tools::ParsePerOutputTolerance("logits=-1", 0), InvalidArgumentError);
 }
 
+TEST(CompareStats, PerOutputToleranceIsWholeNumbers) {
+  EXPECT_DOUBLE_EQ(tools::ParsePerOutputTolerance("y=2.5e-3,1E-2", 0).second.atol, 2.5e-3);
+  EXPECT_DOUBLE_EQ(tools::ParsePerOutputTolerance("y=2.5e-3,1E-2", 0).second.rtol, 1e-2);
+  EXPECT_DOUBLE_EQ(tools::ParsePerOutputTolerance("y=+0.5", 0).second.atol, 0.5);
+  for (const char* bad : {"y=0.1x", "y=0.1,0.2abc", "y= 0.1", "y=inf", "y=nan", "y=1e400", "y=0.1,"}) {
+    try {
+      tools::ParsePerOutputTolerance(bad, 0);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("got '") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // ---- configurations ------------------------------------------------------------------------------------------
 
 std::string ConfigError(const std::string& text) {
@@ -153,6 +167,16 @@ TEST(CompareConfig, ErrorsNameTheToken) {
   EXPECT_NE(ConfigError("").find("empty backend"), std::string::npos);
   EXPECT_NE(ConfigError("cpu:pin=Conv").find("pin=NODE_OR_OP=BACKEND"), std::string::npos);
   EXPECT_NE(ConfigError("cpu:opt=9").find("--a 'cpu:opt=9'"), std::string::npos);
+}
+
+TEST(CompareConfig, IntegersAreWholeValues) {
+  EXPECT_EQ(tools::ParseCompareConfig("cpu:threads=+4", "--a").options.threads, 4);
+  for (const char* bad :
+       {"cpu:opt=2x", "cpu:opt= 2", "cpu:opt=1.0", "cpu:threads=4abc", "cpu:threads=99999999999999999999"}) {
+    const std::string error = ConfigError(bad);
+    EXPECT_NE(error.find("bad value in '"), std::string::npos) << bad << ": " << error;
+    EXPECT_NE(error.find("expected an integer in"), std::string::npos) << bad << ": " << error;
+  }
 }
 
 // ---- a test backend with a deliberately wrong Relu: tests/testing/perturb_backend.h ---------------------------
