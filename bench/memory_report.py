@@ -2,8 +2,8 @@
 """Predicted memory (`ferry check --memory`) against what runs use, per bench model at batch 1.
 
 For each model in build/bench-models (made by bench/gen_bench_models.py through bench/compare_ort.sh):
-  - the prediction for the input's batch-1 shape: weights, kernels' packed copies, activation arena and its lower
-    bound, inputs/outputs, total;
+  - the prediction for the input's batch-1 shape: weights, kernels' packed copies, JIT code (measured while the
+    session was built), activation arena and its lower bound, inputs/outputs, workspace, total;
   - the arena the runs planned (measured, `ferry run --json`: memory.arenas) and the kernels' copies after the runs;
   - peak RSS of `ferry run` and of ONNX Runtime (bench/ort/ort_run.js) on the same input, and Ferry's process
     baseline (peak RSS running models/quickstart_cnn.onnx, whose weights are tiny);
@@ -61,12 +61,13 @@ def main():
         rss, ort_rss = run["peak_rss_kb"] * 1024, ort["peak_rss_kb"] * 1024
         rows.append((name, pred, arena, run["memory"]["kernel_bytes_now"], rss, ort_rss))
     print(f"Ferry process baseline (peak RSS on models/quickstart_cnn.onnx): {baseline / MiB:.0f} MiB\n")
-    print("| model | weights | packed copies | arena predicted / planned by the runs (lower bound) | "
+    print("| model | weights | packed copies | JIT code | arena predicted / planned by the runs (lower bound) | "
           "predicted total | peak RSS Ferry / ORT | RSS - baseline | predicted / (RSS - baseline) |")
-    print("|---|---:|---:|---|---:|---|---:|---:|")
+    print("|---|---:|---:|---:|---|---:|---|---:|---:|")
     for name, pred, arena, kernel_now, rss, ort_rss in rows:
         above = rss - baseline
         print(f"| {name} | {pred['weights_bytes'] / MiB:.1f} MiB | {pred['kernel_bytes'] / MiB:.1f} MiB | "
+              f"{pred.get('jit_code_bytes', 0) / MiB:.1f} MiB | "
               f"{pred['arena_bytes'] / MiB:.1f} / {arena['arena_bytes'] / MiB:.1f} MiB "
               f"({arena['lower_bound_bytes'] / MiB:.1f}) | {pred['total_bytes'] / MiB:.1f} MiB | "
               f"{rss / MiB:.0f} / {ort_rss / MiB:.0f} MiB | {above / MiB:.0f} MiB | "

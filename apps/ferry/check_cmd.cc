@@ -120,6 +120,7 @@ std::string FormatMemoryText(const MemoryResult& r) {
     }
     line(("workspace (" + device + ")").c_str(), bytes, note);
   }
+  line("JIT code", p.jit_code_bytes, "generated for the kernels while the session was built (measured)");
   line("total", p.total());
   if (!p.unknown.empty()) {
     out << "  " << p.unknown.size() << " value(s) of unknown size not counted (give --shape), e.g. " << p.unknown.front()
@@ -275,7 +276,8 @@ int Check(const CheckArgs& a) {
                          HumanBytes(limit) + " (weights " + HumanBytes(predicted.p.weights_bytes) +
                          ", kernels' copies " + HumanBytes(predicted.p.kernel_bytes) + ", activation arena " +
                          HumanBytes(predicted.p.arena_bytes) + ", inputs and outputs " +
-                         HumanBytes(predicted.p.io_bytes) + ", kernels' workspace " +
+                         HumanBytes(predicted.p.io_bytes) + ", JIT code " +
+                         HumanBytes(predicted.p.jit_code_bytes) + ", kernels' workspace " +
                          HumanBytes(predicted.p.workspace_bytes) + ")");
     }
   }
@@ -308,7 +310,7 @@ Command AddCheckCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--memory", args->memory,
                 "predict the memory a session needs at these input shapes (--shape): weights, kernels' packed copies, "
-                "the planned activation arena and its lower bound, inputs and outputs, kernels' workspace");
+                "the planned activation arena and its lower bound, inputs and outputs, kernels' workspace, JIT code");
   cmd->add_option("--memory-limit", args->memory_limit,
                   "exit 3 when the predicted memory exceeds BYTES (512M, 2G, ...; implies --memory)")
       ->type_name("BYTES");

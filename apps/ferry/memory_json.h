@@ -7,8 +7,8 @@
 
 namespace ferry::cli {
 
-// weights_bytes, kernel_bytes, arena_bytes, lower_bound_bytes, io_bytes, workspace_bytes, total_bytes, and
-// workspace: [{device, buffer, bytes, threads}].
+// weights_bytes, kernel_bytes, arena_bytes, lower_bound_bytes, io_bytes, workspace_bytes, jit_code_bytes,
+// total_bytes, and workspace: [{device, buffer, bytes, threads}].
 inline nlohmann::json MemoryPredictionJson(const MemoryPrediction& p) {
   nlohmann::json buffers = nlohmann::json::array();
   for (const WorkspaceBuffer& b : p.workspace) {
@@ -21,6 +21,7 @@ inline nlohmann::json MemoryPredictionJson(const MemoryPrediction& p) {
           {"io_bytes", p.io_bytes},
           {"workspace_bytes", p.workspace_bytes},
           {"workspace", buffers},
+          {"jit_code_bytes", p.jit_code_bytes},
           {"total_bytes", p.total()}};
 }
 

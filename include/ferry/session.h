@@ -85,9 +85,17 @@ struct MemoryPrediction {
   // buffers (not a sum over kernels). Concurrent runs on other threads each hold their own.
   int64_t workspace_bytes = 0;
   std::vector<WorkspaceBuffer> workspace;  // workspace_bytes by device and buffer
+  // Machine code oneDNN generated for the kernels' primitives (its JIT kernels), which lives as long as they do.
+  // Measured, not computed: the growth of the process's resident anonymous executable pages while the session's
+  // kernels were built (and, for this prediction, while they built what the workspace needs). Code the process
+  // already had (oneDNN's primitive cache: an earlier session with the same layers) costs nothing again and is
+  // not counted; code other threads generated meanwhile is. 0 where /proc is not available.
+  int64_t jit_code_bytes = 0;
   // Values whose size the shapes do not determine (counted as 0), e.g. "'y': shape float32[N,3] is not static".
   std::vector<std::string> unknown;
-  int64_t total() const { return weights_bytes + kernel_bytes + arena_bytes + io_bytes + workspace_bytes; }
+  int64_t total() const {
+    return weights_bytes + kernel_bytes + arena_bytes + io_bytes + workspace_bytes + jit_code_bytes;
+  }
 };
 
 // An activation arena a run planned (measured: Session::arenas()).

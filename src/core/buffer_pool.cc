@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "ferry/error.h"
 
@@ -138,6 +141,18 @@ size_t ReleasePooledBuffers() {
   for (auto& [size, list] : blocks) {
     for (void* p : list) FreeBlock(p, size);
   }
+  return released;
+}
+
+void ReturnFreeHeapPages() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
+}
+
+size_t ReleaseFreedMemory() {
+  const size_t released = ReleasePooledBuffers();
+  ReturnFreeHeapPages();
   return released;
 }
 

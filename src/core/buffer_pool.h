@@ -7,7 +7,7 @@
 //
 // Activations of a top-level graph come from the executor's planned arena instead (src/runtime/arena.h) once a
 // run has shown their sizes and lifetimes; this pool serves everything else (graph outputs, subgraph values,
-// kernel temporaries, the first run of each input-shape signature).
+// kernel temporaries; the first run of each input-shape signature takes from it but does not give back to it).
 #pragma once
 
 #include <cstddef>
@@ -32,7 +32,9 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero);
 
 // While one exists, blocks freed on this thread go back to the system instead of the pool. Session creation
 // holds one: what it frees is weights its kernels have packed and the import's temporaries, which would only
-// wait in the pool (resident) for a reuse that rarely comes.
+// wait in the pool (resident) for a reuse that rarely comes. So does the first run of each input signature: its
+// activations come one by one in sizes the pool seldom matches (it takes a class at most a third larger), so
+// kept there they would add up to the sum of every size the run freed, where freed they cost only what is live.
 class ScopedPoolBypass {
  public:
   ScopedPoolBypass();
@@ -41,10 +43,17 @@ class ScopedPoolBypass {
   ScopedPoolBypass& operator=(const ScopedPoolBypass&) = delete;
 };
 
-// Frees every block the pool holds and returns the bytes freed (the pool is a cache: nothing else is lost). The
-// executor calls it once the first run of an input signature has planned its arena: that run's activations, which
-// came from the pool one by one, would otherwise stay resident beside the arena that replaces them.
+// Frees every block the pool holds and returns the bytes freed (the pool is a cache: nothing else is lost).
 size_t ReleasePooledBuffers();
+
+// Hands the free pages of malloc's heap back to the system (malloc_trim), after a phase that freed what the
+// process will not reuse: a session's creation, the first run of an input signature. Blocks under kMapMinBytes, and
+// whatever else came from the heap (the protobuf's data, oneDNN's packed weights once glibc's dynamic mmap threshold
+// has risen), stay resident when freed otherwise, wherever a live block above them keeps the heap from shrinking.
+void ReturnFreeHeapPages();
+
+// ReleasePooledBuffers, then ReturnFreeHeapPages. Returns the pool's bytes freed.
+size_t ReleaseFreedMemory();
 
 // Bytes currently held by the pool's free lists (for tests and reports).
 size_t PooledBytes();

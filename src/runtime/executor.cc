@@ -341,12 +341,19 @@ std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) con
     return RunGraph(top, std::move(inputs), nullptr, stats, &arena);
   }
   ArenaRecorder recorder;
-  std::vector<Value> result = RunGraph(top, std::move(inputs), nullptr, stats, &recorder);
+  std::vector<Value> result;
+  {
+    // The first run of a signature allocates its activations one by one, in sizes the pool rarely has: what it
+    // frees goes back to the system (large blocks) or to malloc (small ones, reused within the run) instead of
+    // waiting in the pool beside new blocks of other sizes, so the run peaks near its live bytes, not their sum.
+    const ScopedPoolBypass bypass;
+    result = RunGraph(top, std::move(inputs), nullptr, stats, &recorder);
+  }
   plan = recorder.Finish(static_cast<int>(top.steps.size()));
   if (plan) {
-    // This run's activations came one by one from the buffer pool and wait there, resident; from the next run
-    // on the arena serves them, so they go back to the system now (the pool is a cache: nothing else is lost).
-    ReleasePooledBuffers();
+    // From the next run on the arena serves the activations: what this run freed into malloc's heap (and
+    // anything waiting in the pool) goes back to the system now, before the arena is allocated beside it.
+    ReleaseFreedMemory();
     std::lock_guard lock(arenas_mu_);
     const bool known = std::any_of(arenas_.begin(), arenas_.end(), [&](const auto& e) { return e.first == signature; });
     if (!known) {

@@ -6,6 +6,7 @@
 
 #include "backends/backend.h"
 #include "core/buffer_pool.h"
+#include "core/jit_code_memory.h"
 #include "ir/dump.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
@@ -29,6 +30,7 @@ struct Session::Impl {
   passes::PassReport passes;
   std::once_flag predicted_once;
   MemoryPrediction predicted;
+  int64_t jit_code_bytes = 0;  // JIT code generated while the kernels were built (MemoryPrediction::jit_code_bytes)
 };
 
 namespace {
@@ -98,6 +100,7 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
   runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
   runtime::RequireFullPlacement(*model, placement);
   impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
+  const JitCodeGrowth jit;
   impl->executor =
       std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena,
                                           options.deterministic,
@@ -106,6 +109,7 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
         // keeps only the dtype and shape, so the weights are not held twice.
         const_cast<ir::Value*>(released)->set_initializer(std::move(dataless));
       });
+  impl->jit_code_bytes = jit.Bytes();
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));
     impl->required.push_back(v);
@@ -119,7 +123,10 @@ MemoryPrediction Predict(const Session::Impl& impl) {
   const runtime::GraphMemoryEstimate e = runtime::EstimateGraphMemory(*impl.model->graph);
   MemoryPrediction p;
   // First: asking for the workspace may build the primitives a first run would (and pack weights for them).
-  for (const auto& [device, ws] : impl.executor->kernel_workspace()) {
+  const JitCodeGrowth jit;
+  const std::map<std::string, Workspace> workspace = impl.executor->kernel_workspace();
+  p.jit_code_bytes = impl.jit_code_bytes + jit.Bytes();
+  for (const auto& [device, ws] : workspace) {
     for (const auto& [name, b] : ws.buffers()) {
       p.workspace.push_back({device, name, b.total(), b.threads});
       p.workspace_bytes += b.total();
@@ -140,7 +147,8 @@ void CheckMemoryLimit(const ir::Model& model, const MemoryPrediction& p, int64_t
       model.Describe() + ": predicted memory " + HumanBytes(p.total()) + " exceeds the memory limit of " +
       HumanBytes(limit) + " (weights " + HumanBytes(p.weights_bytes) + ", kernels' packed copies " +
       HumanBytes(p.kernel_bytes) + ", activation arena " + HumanBytes(p.arena_bytes) + ", inputs and outputs " +
-      HumanBytes(p.io_bytes) + ", kernels' workspace " + HumanBytes(p.workspace_bytes) + ")" +
+      HumanBytes(p.io_bytes) + ", JIT code " + HumanBytes(p.jit_code_bytes) + ", kernels' workspace " +
+      HumanBytes(p.workspace_bytes) + ")" +
       (p.unknown.empty() ? "" : "; " + std::to_string(p.unknown.size()) + " value(s) of unknown size not counted"));
 }
 
@@ -173,14 +181,30 @@ void CheckInput(const ir::Model& model, const ir::Value& decl, const Value& v) {
   }
 }
 
+// Builds a session so that what creation frees leaves the process: the weights its kernels packed and the
+// import's and optimizer's temporaries skip the buffer pool, and the free pages they leave in malloc's heap (its
+// blocks under kMapMinBytes, the protobuf's tensor data) are handed back once the session is built (what other
+// sessions keep in the pool stays there).
+template <typename BuildFn>
+std::unique_ptr<Session::Impl> BuildReleasingFreed(BuildFn build) {
+  std::unique_ptr<Session::Impl> impl;
+  {
+    const ScopedPoolBypass bypass;
+    impl = build();
+  }
+  ReturnFreeHeapPages();
+  return impl;
+}
+
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 std::unique_ptr<Session> Session::Create(const std::string& model_path, const SessionOptions& options) {
-  const ScopedPoolBypass bypass;  // what creation frees (packed weights, import temporaries) is not pooled
-  auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromFile(model_path), options)));
+  auto session = std::unique_ptr<Session>(new Session(BuildReleasingFreed([&] {
+    return Build(ir::ImportModelFromFile(model_path), options);
+  })));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
   }
@@ -189,8 +213,9 @@ std::unique_ptr<Session> Session::Create(const std::string& model_path, const Se
 
 std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes, const SessionOptions& options,
                                                   const std::string& base_dir) {
-  const ScopedPoolBypass bypass;  // what creation frees (packed weights, import temporaries) is not pooled
-  auto session = std::unique_ptr<Session>(new Session(Build(ir::ImportModelFromBytes(bytes, base_dir), options)));
+  auto session = std::unique_ptr<Session>(new Session(BuildReleasingFreed([&] {
+    return Build(ir::ImportModelFromBytes(bytes, base_dir), options);
+  })));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
   }
