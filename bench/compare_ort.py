@@ -3,10 +3,13 @@
 
 For each model, batch and thread count, Ferry (`ferry run --json`) and ONNX Runtime (bench/ort/ort_run.js, the
 npm package onnxruntime-node, CPU execution provider, all graph optimizations) run the same model on the same
-input in alternating rounds (Ferry first in even rounds, ORT first in odd ones), each round in a fresh process
-whose first run is a discarded warm-up. Reported: p50/p90 latency over all kept runs, throughput at p50, the
-Ferry/ORT p50 ratio, session-creation time and peak RSS (medians over rounds), and the largest relative
-difference between Ferry's output and ORT's.
+input. Each round starts a fresh Ferry process and a fresh ORT process (one after the other, so that session
+creation is not contended; Ferry first in even rounds) in lock step (`--lockstep`): the driver then asks each for
+one run at a time, alternating Ferry, ORT, ORT, Ferry, ..., so both see the same moment-to-moment load of this
+shared machine (which swings run times by 30% over seconds) and never run at once. Each process's first run is a
+discarded warm-up. Reported: p50/p90 latency over all kept runs, throughput at p50, the Ferry/ORT p50 ratio,
+session-creation time and peak RSS (medians over rounds), and the largest relative difference between Ferry's
+output and ORT's; --json also keeps the median of the per-pair ratios.
 
     /usr/bin/python3 bench/compare_ort.py --ferry build/bin/ferry --models build/bench-models [--rounds 3] [--runs 5]
         [--only resnet50,bert_small] [--batches 1,8] [--threads 1,2] [--backends cpu,ref] [--json FILE]
@@ -60,29 +63,63 @@ def max_rel_diff(a_dir, b_dir, names):
     return worst
 
 
+class Stepper:
+    """A `--lockstep` process (ferry run or ort_run.js): one run per step(), its latency read back."""
+
+    def __init__(self, cmd):
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        if self.proc.stdout.readline().strip() != "ready":
+            self.fail()
+
+    def fail(self):
+        self.proc.kill()
+        _, err = self.proc.communicate()
+        raise RuntimeError(f"{' '.join(self.cmd)}: {err.strip()}")
+
+    def step(self):
+        self.proc.stdin.write("run\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            self.fail()
+        return float(line)
+
+    def finish(self):
+        out, err = self.proc.communicate()
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(self.cmd)}: {err.strip()}")
+        return json.loads(out)
+
+
 def bench(args, name, info, batch, threads):
     d = os.path.join(args.models, name)
     model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{batch}.npy")
-    ferry_lat, ort_lat, ferry_sess, ort_sess, ferry_rss, ort_rss = [], [], [], [], [], []
+    ferry_lat, ort_lat, ferry_sess, ort_sess, ferry_rss, ort_rss, pair_ratios = [], [], [], [], [], [], []
     for r in range(args.rounds):
+        cmds = {"ferry": ferry_cmd(args, model, info["input"], input_file, threads, 1) + ["--lockstep"],
+                "ort": ort_cmd(model, info["input"], input_file, threads, 1) + ["--lockstep"]}
         order = ["ferry", "ort"] if r % 2 == 0 else ["ort", "ferry"]
-        for engine in order:
-            if engine == "ferry":
-                j = run_json(ferry_cmd(args, model, info["input"], input_file, threads, args.runs + 1))
-                ferry_lat += j["latencies_ms"][1:]
-                ferry_sess.append(j["session_ms"])
-                ferry_rss.append(j["peak_rss_kb"])
-            else:
-                j = run_json(ort_cmd(model, info["input"], input_file, threads, args.runs + 1))
-                ort_lat += j["latencies_ms"][1:]
-                ort_sess.append(j["session_ms"])
-                ort_rss.append(j["peak_rss_kb"])
+        procs = {engine: Stepper(cmds[engine]) for engine in order}
+        lat = {"ferry": [], "ort": []}
+        for k in range(args.runs + 1):
+            for engine in (order if k % 2 == 0 else order[::-1]):
+                lat[engine].append(procs[engine].step())
+        results = {engine: procs[engine].finish() for engine in order}
+        ferry_lat += lat["ferry"][1:]
+        ort_lat += lat["ort"][1:]
+        pair_ratios += [f / o for f, o in zip(lat["ferry"][1:], lat["ort"][1:])]
+        ferry_sess.append(results["ferry"]["session_ms"])
+        ferry_rss.append(results["ferry"]["peak_rss_kb"])
+        ort_sess.append(results["ort"]["session_ms"])
+        ort_rss.append(results["ort"]["peak_rss_kb"])
     row = {"model": name, "batch": batch, "threads": threads,
            "ferry_p50": statistics.median(ferry_lat), "ferry_p90": percentile(ferry_lat, 0.9),
            "ort_p50": statistics.median(ort_lat), "ort_p90": percentile(ort_lat, 0.9),
            "ferry_session_ms": statistics.median(ferry_sess), "ort_session_ms": statistics.median(ort_sess),
            "ferry_rss_mb": statistics.median(ferry_rss) / 1024, "ort_rss_mb": statistics.median(ort_rss) / 1024,
-           "runs": len(ferry_lat)}
+           "runs": len(ferry_lat), "paired_ratio_median": statistics.median(pair_ratios)}
     row["ratio"] = row["ferry_p50"] / row["ort_p50"]
     row["ferry_per_s"] = 1000.0 * batch / row["ferry_p50"]
     row["ort_per_s"] = 1000.0 * batch / row["ort_p50"]
@@ -130,7 +167,7 @@ def main():
                 row = bench(args, name, info, batch, threads)
                 rows.append(row)
                 print(f"[compare_ort] {name} b{batch} t{threads}: ferry p50 {row['ferry_p50']:.2f} ms, "
-                      f"ort p50 {row['ort_p50']:.2f} ms, ratio {row['ratio']:.2f}", file=sys.stderr, flush=True)
+                      f"ort p50 {row['ort_p50']:.2f} ms, ratio {row['ratio']:.2f} (paired {row['paired_ratio_median']:.2f})", file=sys.stderr, flush=True)
     print("| model | batch | threads | Ferry p50 ms | Ferry p90 ms | ORT p50 ms | ORT p90 ms | Ferry/ORT p50 | "
           "Ferry inf/s | ORT inf/s | session ms Ferry / ORT | peak RSS MB Ferry / ORT |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")

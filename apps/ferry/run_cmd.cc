@@ -37,6 +37,7 @@ struct RunArgs {
   std::string dump_ir;
   std::string profile;           // --profile FILE: the Chrome trace
   bool profile_summary = false;  // --profile-summary
+  bool lockstep = false;         // --lockstep: one run per line read on stdin
   size_t profile_top = 10;
 };
 
@@ -75,13 +76,19 @@ int Run(const RunArgs& a) {
   const bool profiling = !a.profile.empty() || a.profile_summary;
   std::vector<tools::ProfiledRun> profiled;  // every run but the first (warm-up) when there are several
   const int repeat = std::max(1, a.repeat);
-  for (int r = 0; r < repeat; ++r) {
+  // --lockstep: "ready" once the inputs are built, then one run per line read on stdin, each answered with its
+  // latency in ms on a line of its own, until end of input (then the usual summary). A driver alternating Ferry
+  // with another runtime run by run (bench/compare_ort.py) gives both the same moment-to-moment machine load.
+  std::string step;
+  if (a.lockstep) std::cout << "ready" << std::endl;
+  for (int r = 0; a.lockstep ? static_cast<bool>(std::getline(std::cin, step)) : r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     stats = RunStats();
     stats.profile = profiling;
     outputs = session->RunValues(inputs, &stats);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (a.lockstep) std::cout << std::to_string(times_ms.back()) << std::endl;  // ms with 6 decimals
     if (profiling && (r > 0 || repeat == 1)) {
       const auto us = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
@@ -89,6 +96,7 @@ int Run(const RunArgs& a) {
       profiled.push_back({stats, us(t0), us(t1)});
     }
   }
+  if (times_ms.empty()) throw InvalidArgumentError("--lockstep: standard input ended before the first run was asked for");
   if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile);
   tools::Profile profile;
   if (a.profile_summary) {
@@ -220,6 +228,9 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
   cmd->add_option("--repeat", args->repeat, "run N times and print median and p90 latency")->check(CLI::Range(1, 1000000));
   cmd->add_flag("--json", args->json, "machine-readable output");
+  cmd->add_flag("--lockstep", args->lockstep,
+                "for benchmark drivers: print \"ready\", then run once per line read on stdin and print that run's "
+                "latency (ms) on a line, until end of input; then the usual summary (--repeat is ignored)");
   cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
   AddSessionFlags(*cmd, args->session);
   cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");

@@ -1,7 +1,9 @@
 // Runs a model with ONNX Runtime (CPU execution provider) the way `ferry run --json` does, for side-by-side
 // benchmarks (bench/compare_ort.py). Prints one JSON object:
 //   {"session_ms": ..., "latencies_ms": [...], "peak_rss_kb": ..., "outputs": {name: {"shape": [...], "mean": ...}}}
-// Usage: node ort_run.js MODEL --input NAME=FILE.npy... [--threads N] [--repeat N] [--save-dir DIR]
+// Usage: node ort_run.js MODEL --input NAME=FILE.npy... [--threads N] [--repeat N] [--save-dir DIR] [--lockstep]
+// --lockstep, as `ferry run --lockstep`: prints "ready" after session creation, then runs once per line read on
+// stdin and prints that run's latency (ms) on a line, until end of input; then the JSON object (--repeat ignored).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -52,7 +54,7 @@ async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
   const feeds = {};
-  let threads = 1, repeat = 10, saveDir = '';
+  let threads = 1, repeat = 10, saveDir = '', lockstep = false;
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') {
       const [name, file] = args[++i].split('=');
@@ -61,6 +63,8 @@ async function main() {
       threads = Number(args[++i]);
     } else if (args[i] === '--repeat') {
       repeat = Number(args[++i]);
+    } else if (args[i] === '--lockstep') {
+      lockstep = true;
     } else if (args[i] === '--save-dir') {
       saveDir = args[++i];
     } else {
@@ -74,10 +78,21 @@ async function main() {
   const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const latencies = [];
   let out;
-  for (let r = 0; r < repeat; r++) {
+  const runOnce = async () => {
     const s = process.hrtime.bigint();
     out = await session.run(feeds);
     latencies.push(Number(process.hrtime.bigint() - s) / 1e6);
+  };
+  if (lockstep) {
+    console.log('ready');
+    const lines = require('readline').createInterface({input: process.stdin});
+    for await (const line of lines) {  // eslint-disable-line no-unused-vars
+      await runOnce();
+      console.log(String(latencies[latencies.length - 1]));
+    }
+    if (!latencies.length) throw new Error('--lockstep: standard input ended before the first run was asked for');
+  } else {
+    for (let r = 0; r < repeat; r++) await runOnce();
   }
   const outputs = {};
   for (const name of session.outputNames) {

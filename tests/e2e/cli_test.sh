@@ -18,6 +18,16 @@ a = np.load('$TMP/out/logits.npy'); b = np.load('$ROOT/models/quickstart_cnn_exp
 d = float(np.abs(a - b).max()); print('max abs diff', d); sys.exit(0 if d < 1e-4 else 1)"
 expect run_repeat_reports_median 0 'runs 3: median [0-9.]+ ms, p90' -- "$FERRY" run "$M" --random --seed 1 --repeat 3
 expect run_json 0 '"latency_ms"' -- "$FERRY" run "$M" --random --json
+# --lockstep: "ready", then one run (and one latency line) per line read on stdin, then the summary.
+expect run_lockstep 0 '^ready [0-9.]+ [0-9.]+ [0-9.]+ runs=3$' -- bash -c "printf 'a\nb\nc\n' | '$FERRY' run '$M' --random \
+  --lockstep --json | /usr/bin/python3 -c '
+import json, sys
+lines = sys.stdin.read().split(chr(10))
+j = json.loads(chr(10).join(lines[4:]))
+assert all(abs(float(x) - y) < 1e-5 for x, y in zip(lines[1:4], j[\"latencies_ms\"], strict=True)), lines[:4]
+print(lines[0], *lines[1:4], \"runs=%d\" % j[\"runs\"])'"
+expect run_lockstep_no_steps 1 '--lockstep: standard input ended before the first run was asked for' -- \
+  bash -c "'$FERRY' run '$M' --random --lockstep </dev/null"
 expect run_report 0 'placement on cpu,ref: [0-9]+ nodes, [0-9]+ native, 0 fallback, 0 pinned' -- "$FERRY" run "$M" --random --report
 expect run_report_verbose 0 "-> cpu \[native\] native on cpu" -- "$FERRY" run "$M" --random --report -v
 expect run_report_json 0 '^segments 1 copies 0$' -- bash -c "'$FERRY' run '$M' --random --report --json | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"placement\"]; print(\"segments\", len(p[\"segments\"]), \"copies\", p[\"summary\"][\"copies_per_run\"])'"
