@@ -6,7 +6,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 
 namespace ferry::ir {
@@ -27,12 +29,12 @@ std::string ReadExternal(const onnx::TensorProto& proto, const TensorLoadOptions
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      Bad(o, "external data field '" + kv.key() + "' has a non-numeric value '" + kv.value() + "'");
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      const std::optional<int64_t> v = ParseInt64(kv.value());
+      if (!v) Bad(o, "external data field '" + kv.key() + "' has a non-numeric value '" + kv.value() + "'");
+      (kv.key() == "offset" ? offset : length) = *v;
     }
   }
   if (location.empty()) Bad(o, "external data has no location");

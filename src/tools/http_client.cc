@@ -8,7 +8,10 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <limits>
+#include <optional>
+#include <string_view>
 
+#include "core/parse_number.h"
 #include "ferry/error.h"
 
 namespace ferry::tools {
@@ -166,11 +169,9 @@ struct HttpConnection::Impl {
       HttpResponse out;
       out.status = static_cast<int>(res.result_int());
       if (auto h = res.find("Inference-Header-Content-Length"); h != res.end()) {
-        try {
-          out.header_length = static_cast<size_t>(std::stoull(std::string(h->value())));
-        } catch (const std::exception&) {
-          out.header_length = std::numeric_limits<size_t>::max();  // CheckInferResponse reports it
-        }
+        // Not a whole non-negative number ("7abc", "-1", ""): SIZE_MAX, which CheckInferResponse reports.
+        const std::optional<int64_t> n = ParseInt64(std::string_view(h->value().data(), h->value().size()));
+        out.header_length = n && *n >= 0 ? static_cast<size_t>(*n) : std::numeric_limits<size_t>::max();
       }
       out.body = direct ? std::move(body) : std::move(res.body());
       if (!res.keep_alive()) Close();

@@ -161,7 +161,7 @@ class ExternalDataTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  std::string WriteModel(const std::string& location) {
+  std::string WriteModel(const std::string& location, const std::vector<std::pair<std::string, std::string>>& more = {}) {
     ModelBuilder b(17);
     b.Input("x", onnx::TensorProto::FLOAT, {2});
     auto* t = b.graph().add_initializer();
@@ -172,6 +172,11 @@ class ExternalDataTest : public ::testing::Test {
     auto* kv = t->add_external_data();
     kv->set_key("location");
     kv->set_value(location);
+    for (const auto& [key, value] : more) {
+      auto* e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
     b.Node("Add", {"x", "w"}, {"y"}, "add");
     b.Output("y", onnx::TensorProto::FLOAT, {2});
     std::string path = (root_ / "model" / "model.onnx").string();
@@ -200,6 +205,18 @@ TEST_F(ExternalDataTest, AbsolutePathIsRejected) {
 TEST_F(ExternalDataTest, SymlinkLeavingTheDirectoryIsRejected) {
   fs::create_symlink(root_ / "secret.bin", root_ / "model" / "link.bin");
   ExpectError([&] { Session::Create(WriteModel("link.bin")); }, ErrorCategory::kInvalidModel, {"link.bin", "leaves"});
+  ExpectStillUsable();
+}
+
+TEST_F(ExternalDataTest, OffsetAndLengthMustBeWholeNumbers) {
+  auto ok = Session::Create(WriteModel("weights.bin", {{"offset", "0"}, {"length", "8"}}));
+  EXPECT_EQ(ok->Run({{"x", Tensor::FromVector<float>(DataType::kFloat, {2}, {1, 2})}})[0].second.data<float>()[0], 11.0f);
+  // A numeric prefix is not a number: "0x4" is not offset 0, "8 " is not length 8.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"offset", "0x4"}, {"length", "8 "}, {"offset", ""}, {"length", "99999999999999999999"}}) {
+    ExpectError([&] { Session::Create(WriteModel("weights.bin", {{key, value}})); }, ErrorCategory::kInvalidModel,
+                {"'w'", "'" + key + "'", "'" + value + "'"});
+  }
   ExpectStillUsable();
 }
 

@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 
 #include <chrono>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -86,6 +87,20 @@ TEST(HttpClient, ContentLengthAnswersArriveWholeAndApart) {
   const HttpResponse b = client.Get("/v2/models/m");  // same connection: nothing of the first answer is left over
   EXPECT_EQ(b.status, 200);
   EXPECT_EQ(b.body, small);
+}
+
+TEST(HttpClient, InferenceHeaderLengthMustBeAWholeNumber) {
+  // "7abc" is not 7 and "-1" is not a huge length: both read as SIZE_MAX, which CheckInferResponse reports.
+  std::vector<ScriptedServer::Answer> answers;
+  for (const char* v : {"7abc", "-1", "", "7"}) {
+    answers.push_back({Header(2, std::string("Inference-Header-Content-Length: ") + v + "\r\n") + "{}"});
+  }
+  ScriptedServer server(answers);
+  HttpConnection client(server.Endpoint(), 10);
+  for (size_t want : {std::numeric_limits<size_t>::max(), std::numeric_limits<size_t>::max(),
+                      std::numeric_limits<size_t>::max(), size_t{7}}) {
+    EXPECT_EQ(client.Get("/m").header_length, want);
+  }
 }
 
 TEST(HttpClient, ChunkedAndUntilCloseAnswersParse) {
