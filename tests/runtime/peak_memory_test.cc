@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <random>
 #include <string>
 
 #include "core/buffer_pool.h"
@@ -15,6 +14,7 @@
 #include "core/peak_rss.h"
 #include "ferry/session.h"
 #include "testing/model_builder.h"
+#include "testing/random_values.h"
 
 namespace ferry {
 namespace {
@@ -127,14 +127,6 @@ TEST(PeakMemory, FirstRunHandsBackTheHeapPagesItFreed) {
   EXPECT_LT(kept, 256 << 10) << "RSS after the first run " << kept / 1024 << " KiB more than before it";
 }
 
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& e : v) e = d(rng);
-  return v;
-}
-
 // Four layers of a small transformer's MatMuls: x[128,256] @ 256x768 @ 768x256 @ 256x1024 @ 1024x256. The
 // 768 KiB weights come from malloc's heap; their kernels pack them and the session frees them.
 std::string MatMulLayers() {
@@ -145,7 +137,7 @@ std::string MatMulLayers() {
   for (int layer = 0; layer < 4; ++layer) {
     for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{256, 768}, {768, 256}, {256, 1024}, {1024, 256}}) {
       const std::string w = "w" + std::to_string(seed), y = "h" + std::to_string(seed);
-      b.FloatInitializer(w, {k, n}, Values(static_cast<size_t>(k * n), seed++));
+      b.FloatInitializer(w, {k, n}, testing::UniformFloats(static_cast<size_t>(k * n), seed++));
       b.Node("MatMul", {prev, w}, {y});
       prev = y;
     }
@@ -180,7 +172,7 @@ TEST(PeakMemory, CreationKeepsNoFreedWeightsResident) {
 std::string OddMatMul() {
   testing::ModelBuilder b;
   b.Input("x", kF, {37, 203});
-  b.FloatInitializer("W", {203, 91}, Values(203 * 91, 5));
+  b.FloatInitializer("W", {203, 91}, testing::UniformFloats(203 * 91, 5));
   b.Node("MatMul", {"x", "W"}, {"y"});
   b.Output("y", kF, {37, 91});
   return b.Bytes();

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "core/buffer_pool.h"
 #include "ferry/session.h"
 #include "testing/model_builder.h"
+#include "testing/random_values.h"
 
 namespace ferry {
 namespace {
@@ -16,20 +16,12 @@ namespace {
 constexpr int32_t kF = onnx::TensorProto::FLOAT;
 constexpr int64_t kK = 96, kN = 80;
 
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 // y = MatMul(x, W) [+ extra use of W]; x: float[M, K] with M symbolic, W: float[K, N].
 std::string Model(const std::string& extra) {
   testing::ModelBuilder b;
   b.InputSym("x", kF, {-1, kK}, "M");
   b.Node("MatMul", {"x", "W"}, {"y"});
-  b.FloatInitializer("W", {kK, kN}, Values(kK * kN, 7));
+  b.FloatInitializer("W", {kK, kN}, testing::UniformFloats(kK * kN, 7));
   b.graph().add_output()->set_name("y");
   b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kF);
   if (extra == "second_matmul") {  // a second reader that packs too
@@ -77,7 +69,7 @@ TEST(WeightRelease, PackedWeightsAreFreedAndResultsMatchRef) {
     EXPECT_GE(cpu->kernel_held_bytes(), kWeightBytes);
     EXPECT_EQ(ref->PredictMemory().weights_bytes, kWeightBytes);
     for (int64_t m : {1, 64, 7}) {  // shapes other than the packing hint, some needing the plain layout
-      Tensor x = Tensor::FromVector(DataType::kFloat, {m, kK}, Values(static_cast<size_t>(m * kK), 3));
+      Tensor x = Tensor::FromVector(DataType::kFloat, {m, kK}, testing::UniformFloats(static_cast<size_t>(m * kK), 3));
       auto got = cpu->Run({{"x", x}});
       auto want = ref->Run({{"x", x}});
       ASSERT_EQ(got.size(), want.size());
@@ -91,12 +83,12 @@ TEST(WeightRelease, WeightsAnotherReaderNeedsAreKept) {
     SCOPED_TRACE(extra);
     auto cpu = Create(Model(extra), {"cpu", "ref"}, extra == "ref_reader");
     EXPECT_EQ(cpu->PredictMemory().weights_bytes, kWeightBytes);
-    Tensor x = Tensor::FromVector(DataType::kFloat, {2, kK}, Values(2 * kK, 5));
+    Tensor x = Tensor::FromVector(DataType::kFloat, {2, kK}, testing::UniformFloats(2 * kK, 5));
     auto out = cpu->Run({{"x", x}});
     ASSERT_EQ(out.size(), 2u);
     const Tensor& second = out[1].second;  // |W| or W: read from the kept data
     ASSERT_EQ(second.shape(), (Shape{kK, kN}));
-    const auto w = Values(kK * kN, 7);
+    const auto w = testing::UniformFloats(kK * kN, 7);
     EXPECT_EQ(second.data<float>()[5], extra == "output" ? w[5] : std::abs(w[5]));
   }
 }
@@ -110,8 +102,8 @@ TEST(WeightRelease, CreationAndTheFirstRunLeaveNothingInThePool) {
   b.Node("MatMul", {"x", "W"}, {"h"});
   b.Node("Relu", {"h"}, {"r"});
   b.Node("MatMul", {"r", "W2"}, {"y"});
-  b.FloatInitializer("W", {kBigK, kBigN}, Values(kBigK * kBigN, 7));
-  b.FloatInitializer("W2", {kBigN, kBigK}, Values(kBigK * kBigN, 8));
+  b.FloatInitializer("W", {kBigK, kBigN}, testing::UniformFloats(kBigK * kBigN, 7));
+  b.FloatInitializer("W2", {kBigN, kBigK}, testing::UniformFloats(kBigK * kBigN, 8));
   b.graph().add_output()->set_name("y");
   b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kF);
   const std::string model = b.Bytes();
@@ -119,7 +111,7 @@ TEST(WeightRelease, CreationAndTheFirstRunLeaveNothingInThePool) {
   auto cpu = Create(model, {"cpu", "ref"});
   EXPECT_EQ(cpu->PredictMemory().weights_bytes, 0);
   EXPECT_EQ(PooledBytes(), 0u) << "weights freed at creation went to the pool";
-  Tensor x = Tensor::FromVector(DataType::kFloat, {512, kBigK}, Values(512 * kBigK, 3));  // 2 MiB activations
+  Tensor x = Tensor::FromVector(DataType::kFloat, {512, kBigK}, testing::UniformFloats(512 * kBigK, 3));  // 2 MiB activations
   for (int run = 0; run < 3; ++run) {
     auto out = cpu->Run({{"x", x}});
     ASSERT_EQ(out[0].second.shape(), (Shape{512, kBigK}));

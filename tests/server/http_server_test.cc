@@ -21,12 +21,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "testing/model_builder.h"
+#include "testing/random_values.h"
 #include "tools/http_client.h"
 
 namespace ferry::server {
@@ -103,14 +103,6 @@ Server* HttpTransport::server = nullptr;
 
 uint16_t Port() { return HttpTransport::server->port; }
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
 // A binary-extension infer request for `batch` rows of `values`, asking for the output in binary.
 tools::HttpRequestBody BinaryRequest(const std::vector<float>& values, int64_t batch) {
   const json header = {{"inputs",
@@ -172,7 +164,7 @@ TEST_F(HttpTransport, LargeBinaryBodiesRoundTripBitForBit) {
   tools::HttpConnection client({"127.0.0.1", std::to_string(Port())}, 30);
   for (int64_t batch : {1, 4}) {  // 602 KB and 2.4 MB of tensor data, twice each on one keep-alive connection
     for (uint32_t round = 0; round < 2; ++round) {
-      const auto values = RandomFloats(static_cast<size_t>(batch * kRow), static_cast<uint32_t>(batch) * 10 + round);
+      const auto values = testing::UniformFloats(static_cast<size_t>(batch * kRow), static_cast<uint32_t>(batch) * 10 + round, -1e3f, 1e3f);
       const tools::HttpResponse r = client.Post("/v2/models/ident/infer", BinaryRequest(values, batch));
       ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
       const auto out = BinaryOutput(r.body, r.header_length);
@@ -201,7 +193,7 @@ TEST_F(HttpTransport, LargeJsonBodyRoundTrips) {
 
 TEST_F(HttpTransport, PipelinedRequestsOnOneConnectionStayApart) {
   // Two binary requests in one write: the first body ends where the second request's header begins.
-  const auto a = RandomFloats(kRow, 1), b = RandomFloats(kRow, 2);
+  const auto a = testing::UniformFloats(kRow, 1, -1e3f, 1e3f), b = testing::UniformFloats(kRow, 2, -1e3f, 1e3f);
   const auto ra = BinaryRequest(a, 1), rb = BinaryRequest(b, 1);
   Raw raw;
   raw.Send(RawPost(ra.body, ra.header_length) + RawPost(rb.body, rb.header_length));
@@ -215,7 +207,7 @@ TEST_F(HttpTransport, PipelinedRequestsOnOneConnectionStayApart) {
 }
 
 TEST_F(HttpTransport, ChunkedBodyStillParses) {
-  const auto values = RandomFloats(kRow, 3);
+  const auto values = testing::UniformFloats(kRow, 3, -1e3f, 1e3f);
   const auto req = BinaryRequest(values, 1);
   std::string chunked;
   for (size_t at = 0; at < req.body.size(); at += 100000) {
@@ -235,7 +227,7 @@ TEST_F(HttpTransport, ChunkedBodyStillParses) {
 }
 
 TEST_F(HttpTransport, ExpectContinueGetsAnInterimAnswerBeforeTheBody) {
-  const auto values = RandomFloats(kRow, 4);
+  const auto values = testing::UniformFloats(kRow, 4, -1e3f, 1e3f);
   const auto req = BinaryRequest(values, 1);
   const std::string all = RawPost(req.body, req.header_length, "Expect: 100-continue\r\n");
   const size_t header_end = all.find("\r\n\r\n") + 4;
@@ -271,7 +263,7 @@ TEST_F(HttpTransport, EmptyAndTruncatedBodiesAreRefused) {
   }
   {
     // The binary part is one byte short of what the header announces.
-    const auto values = RandomFloats(kRow, 5);
+    const auto values = testing::UniformFloats(kRow, 5, -1e3f, 1e3f);
     auto req = BinaryRequest(values, 1);
     req.body.pop_back();
     Raw raw;
