@@ -38,7 +38,12 @@
 // 1.98 / 1.89 / 1.99 / 2.11 ms, the two reorders around them 0.08 / 0.03 / 0.02 / 0.01 ms; batch 8: 9.6 / 6.4 /
 // 11.0 / 12.4 ms against 12.5 / 16.0 / 15.6 / 17.7 ms. At 16 channels (112x112) Winograd was slower (0.70 vs
 // 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
-// stride-1 3x3 layers took 23.9 ms instead of 29.7. Winograd reassociates the sums differently from the direct
+// stride-1 3x3 layers took 23.9 ms instead of 29.7. Below 64 output positions over the batch (7x7 at batch 1)
+// the direct convolution is used: there the 2x2 output tiles cover 8x8 for 7x7 and the weights are as large as
+// the work, and two sessions alternated run by run in one process (ResNet-50, batch 1, 1 thread) ran equally fast
+// with and without Winograd on layer4's two such layers (paired ratio 1.00, quiet and with a memcpy loop on the
+// other core), while their Winograd weights took ~170 ms more to pack at creation and 15 MB more memory. At batch 8
+// Winograd on them is faster (the model 13% slower without it). Winograd reassociates the sums differently from the direct
 // convolution (results differ by float rounding: docs/performance.md), and its packed weights are 16/9 of the
 // plain ones (4x4 tiles for 3x3 taps).
 #include <algorithm>
@@ -142,14 +147,16 @@ std::optional<Shape> StaticShapeButBatch(const ir::Node& node, size_t i) {
 }
 
 // See "Winograd" at the top of the file: 2-D, 3x3, stride 1, undilated, ungrouped, at least 32 input and output
-// channels, constant weights (packed once into oneDNN's Winograd-domain layout).
+// channels, at least 64 output positions over the batch, constant weights (packed once into oneDNN's
+// Winograd-domain layout).
 bool WinogradCandidate(const ConvConfig& c, const ref::ConvShape& cs, const Shape& w, bool constant_weights) {
   const ref::WindowGeometry& g = cs.g;
   if (!constant_weights || c.group != 1 || g.rank() != 2 || w.size() != 4) return false;
   for (size_t d = 0; d < 2; ++d) {
     if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return false;
   }
-  return w[0] >= 32 && w[1] >= 32;
+  constexpr int64_t kMinOutputs = 64;
+  return w[0] >= 32 && w[1] >= 32 && cs.batch * g.out_size() >= kMinOutputs;
 }
 
 // Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot). With

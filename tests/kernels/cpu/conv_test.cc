@@ -139,9 +139,9 @@ TEST(CpuConv, EmptyTensors) {
   EXPECT_TRUE(MatchesRef(t, "cpu"));
 }
 
-// 3x3 stride-1 convolutions with at least 32 input and output channels and constant weights: oneDNN's Winograd
-// kernels on AVX-512 hosts (conv.cc), the direct ones elsewhere. Output channels not a multiple of 16, no padding,
-// a non-square plane, batch > 1.
+// 3x3 stride-1 convolutions with at least 32 input and output channels, 64 output positions over the batch and
+// constant weights: oneDNN's Winograd kernels on AVX-512 hosts (conv.cc), the direct ones elsewhere. Output channels
+// not a multiple of 16, no padding, a non-square plane, batch > 1.
 TEST(CpuConv, WinogradShapesMatchRef) {
   std::mt19937 rng(19);
   struct Case {
@@ -150,7 +150,7 @@ TEST(CpuConv, WinogradShapesMatchRef) {
   };
   const Case cases[] = {{{1, 64, 14, 14}, {64, 64, 3, 3}, {1, 1, 1, 1}},
                         {{2, 32, 9, 11}, {48, 32, 3, 3}, {0, 0, 0, 0}},
-                        {{1, 256, 7, 7}, {256, 256, 3, 3}, {1, 1, 1, 1}}};
+                        {{2, 256, 7, 7}, {256, 256, 3, 3}, {1, 1, 1, 1}}};
   for (const Case& c : cases) {
     OpTest t{.op = "Conv",
              .inputs = {In("x", RandomTensor(DataType::kFloat, c.x, rng)),
@@ -192,6 +192,29 @@ TEST(CpuConv, SymbolicBatchPacksWeightsOnceAtCreation) {
     session->Run(Feeds(t));
     EXPECT_EQ(session->kernel_held_bytes(), packed) << "threads " << threads;
   }
+}
+
+// Below 64 output positions (7x7 at batch 1, as in ResNet-50's layer4) the direct convolution runs: its packed
+// weights are the plain size, not Winograd's 16/9 or more. A batch-2 run (98 positions) packs the Winograd copy.
+TEST(CpuConv, SmallPlanesAtBatchOneStayDirect) {
+  if (!DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl})) {
+    GTEST_SKIP() << "oneDNN's Winograd kernels need AVX-512";
+  }
+  std::mt19937 rng(29);
+  OpTest t{.op = "Conv",
+           .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 64, 7, 7}, rng)),
+                      Const("w", RandomTensor(DataType::kFloat, {64, 64, 3, 3}, rng))},
+           .attributes = {Ints("pads", {1, 1, 1, 1})}};
+  onnx::ModelProto m;
+  m.ParseFromString(OneNodeModel(t));
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  const int64_t weight_bytes = 64 * 64 * 9 * 4;
+  auto session = SessionFor(m.SerializeAsString(), {"cpu"}, true, 1);
+  session->Run(Feeds(t));
+  EXPECT_LT(session->kernel_held_bytes(), weight_bytes * 16 / 9) << "batch 1 packed a Winograd copy";
+  std::mt19937 rng2(31);
+  session->Run({{"x", RandomTensor(DataType::kFloat, {2, 64, 7, 7}, rng2)}});
+  EXPECT_GE(session->kernel_held_bytes(), weight_bytes + weight_bytes * 16 / 9) << "batch 2 runs Winograd";
 }
 
 TEST(CpuConv, RefusedConfigurationsFallBackToRef) {
