@@ -6,7 +6,8 @@ npm package onnxruntime-node, CPU execution provider, all graph optimizations) r
 input. Each round starts a fresh Ferry process and a fresh ORT process (one after the other, so that session
 creation is not contended; Ferry first in even rounds) in lock step (`--lockstep`): the driver then asks each for
 one run at a time, alternating Ferry, ORT, ORT, Ferry, ..., so both see the same moment-to-moment load of this
-shared machine (which swings run times by 30% over seconds) and never run at once. Each process's first run is a
+shared machine (which swings run times by 30% over seconds) and never run at once: after each run the driver waits
+until that process has stopped using CPU (ORT's worker threads spin for ~50 ms after a run). Each process's first run is a
 discarded warm-up. Reported: p50/p90 latency over all kept runs, throughput at p50, the Ferry/ORT p50 ratio,
 session-creation time and peak RSS (medians over rounds), and the largest relative difference between Ferry's
 output and ORT's; --json also keeps the median of the per-pair ratios.
@@ -21,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -84,7 +86,32 @@ class Stepper:
         line = self.proc.stdout.readline()
         if not line:
             self.fail()
+        self.wait_idle()
         return float(line)
+
+    def cpu_ns(self):
+        """CPU time of all the process's threads so far (ns), from /proc/PID/task/*/schedstat."""
+        total = 0
+        for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        return total
+
+    def wait_idle(self, window_s=0.005, limit_s=1.0):
+        """Waits until the process stops using CPU after a run: ONNX Runtime's intra-op threads spin for ~50 ms
+        after each run (measured: 60 ms of CPU in the first 100 ms idle, at 2 threads), which would take a core
+        from the other engine's next run."""
+        deadline = time.monotonic() + limit_s
+        before = self.cpu_ns()
+        while time.monotonic() < deadline:
+            time.sleep(window_s)
+            now = self.cpu_ns()
+            if now - before < 0.1 * window_s * 1e9:
+                return
+            before = now
 
     def finish(self):
         out, err = self.proc.communicate()
