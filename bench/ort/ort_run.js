@@ -4,6 +4,7 @@
 // Usage: node ort_run.js MODEL --input NAME=FILE.npy... [--threads N] [--repeat N] [--save-dir DIR] [--lockstep]
 // --lockstep, as `ferry run --lockstep`: prints "ready" after session creation, then runs once per line read on
 // stdin and prints that run's latency (ms) on a line, until end of input; then the JSON object (--repeat ignored).
+// --profile PREFIX: ORT's own profiler (enableProfiling); the JSON object names the trace file as "profile_file".
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -54,7 +55,7 @@ async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
   const feeds = {};
-  let threads = 1, repeat = 10, saveDir = '', lockstep = false;
+  let threads = 1, repeat = 10, saveDir = '', lockstep = false, profilePrefix = '';
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') {
       const [name, file] = args[++i].split('=');
@@ -63,6 +64,8 @@ async function main() {
       threads = Number(args[++i]);
     } else if (args[i] === '--repeat') {
       repeat = Number(args[++i]);
+    } else if (args[i] === '--profile') {
+      profilePrefix = args[++i];
     } else if (args[i] === '--lockstep') {
       lockstep = true;
     } else if (args[i] === '--save-dir') {
@@ -74,7 +77,8 @@ async function main() {
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
-    graphOptimizationLevel: 'all', executionMode: 'sequential'});
+    graphOptimizationLevel: 'all', executionMode: 'sequential',
+    ...(profilePrefix ? {enableProfiling: true, profileFilePrefix: profilePrefix} : {})});
   const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const latencies = [];
   let out;
@@ -102,8 +106,17 @@ async function main() {
     outputs[name] = {shape: t.dims, mean: sum / Math.max(1, t.data.length)};
     if (saveDir) writeNpy(path.join(saveDir, name.replace(/[\/\\:]/g, '_') + '.npy'), t);
   }
-  console.log(JSON.stringify({session_ms: sessionMs, latencies_ms: latencies, peak_rss_kb: peakRssKb(),
-                              ort_version: ort.env.versions.common, outputs}));
+  const result = {session_ms: sessionMs, latencies_ms: latencies, peak_rss_kb: peakRssKb(),
+                  ort_version: ort.env.versions.common, outputs};
+  if (profilePrefix) {
+    // endProfiling() writes PREFIX_<date>_<time>.json and returns nothing: name the newest such file.
+    await session.endProfiling();
+    const dir = path.dirname(profilePrefix), base = path.basename(profilePrefix) + '_';
+    const files = fs.readdirSync(dir).filter(f => f.startsWith(base) && f.endsWith('.json'))
+        .map(f => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    result.profile_file = files.length ? files[0] : '';
+  }
+  console.log(JSON.stringify(result));
 }
 
 main().catch(e => { console.error(`ort_run: ${e.message}`); process.exit(1); });
