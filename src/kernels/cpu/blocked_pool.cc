@@ -3,11 +3,16 @@
 // channels are pooled like the others, so they stay finite when they come in finite; n[d][h]wc channels-last),
 // with the same geometry and output corrections as the plain MaxPool / AveragePool kernels (pool_common.h);
 // GlobalAveragePool / GlobalMaxPool as own loops over the interleaved planes of each block (b, or all C
-// channels-last), in ref's order (sums in double, four partial sums; max propagating NaN).
+// channels-last), in ref's order (sums in double, four partial sums; max propagating NaN). Two variants: the
+// average's sums 16 lanes at a time in AVX-512 double vectors (the same additions per lane in the same order, so
+// the same bits as the scalar loop; EfficientNet-B0's 17 squeeze-excitation pools took 0.91 ms against ORT's
+// 0.41 with the scalar loop), and the portable one.
 // Refused: a window that holds no input element, which MaxPool makes -inf and AveragePool without
 // count_include_pad NaN — in the padding channels too, where a following BlockedConv's zero weights would turn it
 // into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else
 // its primitive descriptor reports as ref when the spatial dims are static).
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -45,9 +50,66 @@ struct BlockedPoolEntry {
   Shape y_shape;
 };
 
+// The average of `lanes` (1-16) interleaved planes of `size` elements: element i of lane l is base[i * all_lanes + l].
+// ref's order per plane: four partial sums in double over i mod 4, the tail into the first.
+using AverageLanesFn = void (*)(const float* base, int64_t size, int64_t all_lanes, int64_t lanes, float* out);
+
+void AverageLanesScalar(const float* base, int64_t size, int64_t all_lanes, int64_t lanes, float* out) {
+  constexpr int64_t kMaxLanes = 16;
+  double s[4][kMaxLanes] = {};
+  int64_t i = 0;
+  for (; i + 4 <= size; i += 4) {
+    for (int j = 0; j < 4; ++j) {
+      for (int64_t l = 0; l < lanes; ++l) s[j][l] += static_cast<double>(base[(i + j) * all_lanes + l]);
+    }
+  }
+  for (; i < size; ++i) {
+    for (int64_t l = 0; l < lanes; ++l) s[0][l] += static_cast<double>(base[i * all_lanes + l]);
+  }
+  for (int64_t l = 0; l < lanes; ++l) {
+    out[l] = static_cast<float>(((s[0][l] + s[1][l]) + (s[2][l] + s[3][l])) / static_cast<double>(size));
+  }
+}
+
+// lo += lanes 0-7 of p's 16 floats (masked by m), hi += lanes 8-15, in double.
+__attribute__((target("avx512f"), always_inline)) inline void AddLanes(__m512d& lo, __m512d& hi, __mmask16 m,
+                                                                       const float* p) {
+  // GCC 12's unmasked cvtps_pd / extractf64x4 (and the 512->256 casts built on it) start from an undefined vector
+  // and trip -Wmaybe-uninitialized; the masked forms with every lane selected are the same instructions.
+  const __m512d zero = _mm512_setzero_pd();
+  const __m512d v = _mm512_castps_pd(_mm512_maskz_loadu_ps(m, p));
+  const __m256d lower = _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, v, 0);
+  const __m256d upper = _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, v, 1);
+  lo = _mm512_add_pd(lo, _mm512_mask_cvtps_pd(zero, 0xFF, _mm256_castpd_ps(lower)));
+  hi = _mm512_add_pd(hi, _mm512_mask_cvtps_pd(zero, 0xFF, _mm256_castpd_ps(upper)));
+}
+
+// The same additions as AverageLanesScalar, lanes 0-7 and 8-15 in two double vectors per partial sum.
+__attribute__((target("avx512f"))) void AverageLanesAvx512(const float* base, int64_t size, int64_t all_lanes,
+                                                           int64_t lanes, float* out) {
+  const __mmask16 m = static_cast<__mmask16>(lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1u);
+  __m512d lo0 = _mm512_setzero_pd(), lo1 = lo0, lo2 = lo0, lo3 = lo0, hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0;
+  int64_t i = 0;
+  for (; i + 4 <= size; i += 4) {
+    AddLanes(lo0, hi0, m, base + i * all_lanes);
+    AddLanes(lo1, hi1, m, base + (i + 1) * all_lanes);
+    AddLanes(lo2, hi2, m, base + (i + 2) * all_lanes);
+    AddLanes(lo3, hi3, m, base + (i + 3) * all_lanes);
+  }
+  for (; i < size; ++i) AddLanes(lo0, hi0, m, base + i * all_lanes);
+  const __m512d n = _mm512_set1_pd(static_cast<double>(size));
+  const __m512d a = _mm512_div_pd(_mm512_add_pd(_mm512_add_pd(lo0, lo1), _mm512_add_pd(lo2, lo3)), n);
+  const __m512d b = _mm512_div_pd(_mm512_add_pd(_mm512_add_pd(hi0, hi1), _mm512_add_pd(hi2, hi3)), n);
+  float r[16];
+  _mm256_storeu_ps(r, _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xFF, a));
+  _mm256_storeu_ps(r + 8, _mm512_mask_cvtpd_ps(_mm256_setzero_ps(), 0xFF, b));
+  std::copy(r, r + lanes, out);
+}
+
 // Global pools of `outer` blocks of `all_lanes` interleaved planes of `size` elements each, 16 lanes at a time.
 template <bool kMax>
-void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_lanes, float* y, int threads) {
+void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_lanes, float* y, int threads,
+                      AverageLanesFn average) {
   constexpr int64_t kMaxLanes = 16;
   const int64_t chunks = (all_lanes + kMaxLanes - 1) / kMaxLanes;
   const int64_t min_tasks = std::max<int64_t>(1, 16384 / std::max<int64_t>(size * kMaxLanes, 1));
@@ -74,20 +136,7 @@ void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_l
         }
         for (int64_t l = 0; l < lanes; ++l) out[l] = nan[l] ? std::numeric_limits<float>::quiet_NaN() : m[l];
       } else {
-        // ref's order per plane: four partial sums in double over i mod 4, the tail into the first.
-        double s[4][kMaxLanes] = {};
-        int64_t i = 0;
-        for (; i + 4 <= size; i += 4) {
-          for (int j = 0; j < 4; ++j) {
-            for (int64_t l = 0; l < lanes; ++l) s[j][l] += static_cast<double>(base[(i + j) * all_lanes + l]);
-          }
-        }
-        for (; i < size; ++i) {
-          for (int64_t l = 0; l < lanes; ++l) s[0][l] += static_cast<double>(base[i * all_lanes + l]);
-        }
-        for (int64_t l = 0; l < lanes; ++l) {
-          out[l] = static_cast<float>(((s[0][l] + s[1][l]) + (s[2][l] + s[3][l])) / static_cast<double>(size));
-        }
+        average(base, size, all_lanes, lanes, out);
       }
     }
   });
@@ -95,8 +144,9 @@ void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_l
 
 class BlockedPool : public OpKernel {
  public:
-  explicit BlockedPool(const ir::Node& node)
-      : mode_(ParseMode(node.GetString("mode", ""))),
+  BlockedPool(const ir::Node& node, AverageLanesFn average)
+      : average_(average),
+        mode_(ParseMode(node.GetString("mode", ""))),
         block_(node.GetInt("block", 0)),
         attrs_(ref::WindowAttrs::FromNode(node)),
         ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
@@ -152,9 +202,9 @@ class BlockedPool : public OpKernel {
       if (y.size() == 0) return;
       const int64_t size = x.size() / y.size();
       if (mode_ == Mode::kGlobalMax) {
-        GlobalPoolBlocks<true>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads());
+        GlobalPoolBlocks<true>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads(), average_);
       } else {
-        GlobalPoolBlocks<false>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads());
+        GlobalPoolBlocks<false>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads(), average_);
       }
       return;
     }
@@ -202,6 +252,7 @@ class BlockedPool : public OpKernel {
     return e;
   }
 
+  AverageLanesFn average_;
   Mode mode_;
   int64_t block_;
   ref::WindowAttrs attrs_;
@@ -288,18 +339,23 @@ std::string BlockedPoolShapePredicate(const ir::Node& node) {
 }  // namespace
 
 void RegisterBlockedPoolKernels(KernelRegistry& r) {
-  r.Add({.op = "BlockedPool",
-         .domain = std::string(schemas::kFerryDomain),
-         .since = 1,
-         .types = {{"T", {DataType::kFloat}}},
-         .create = MakeKernel<BlockedPool>,
-         .predicate = BlockedPoolPredicate,
-         .shape_predicate = BlockedPoolShapePredicate,
-         .isa = {},
-         .name = "cpu.f32_blocked_pool__onednn.1",
-         .constraints = "float32; block 8, 16 or 0 (channels-last); MaxPool/AveragePool: 1-3 spatial dims, no "
-                        "dilations, no window without an input element (MaxPool; AveragePool without "
-                        "count_include_pad)"});
+  // Best first: the global average's sums on AVX-512, then the portable loop (identical results).
+  const auto def = [&](const std::string& impl, IsaSet isa, AverageLanesFn average) {
+    r.Add({.op = "BlockedPool",
+           .domain = std::string(schemas::kFerryDomain),
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create = [average](const ir::Node& node) { return std::make_unique<BlockedPool>(node, average); },
+           .predicate = BlockedPoolPredicate,
+           .shape_predicate = BlockedPoolShapePredicate,
+           .isa = isa,
+           .name = "cpu.f32_blocked_pool__" + impl + ".1",
+           .constraints = "float32; block 8, 16 or 0 (channels-last); MaxPool/AveragePool: 1-3 spatial dims, no "
+                          "dilations, no window without an input element (MaxPool; AveragePool without "
+                          "count_include_pad)"});
+  };
+  def("onednn_avx512", {Isa::kAvx512f}, &AverageLanesAvx512);
+  def("onednn", {}, &AverageLanesScalar);
 }
 
 }  // namespace ferry::cpu

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/isa.h"
 #include "kernels/cpu/conv_test_util.h"
+#include "kernels/cpu/elementwise_test_util.h"
 #include "kernels/ref/blocked_layout.h"
 
 namespace ferry::testing {
@@ -543,6 +545,33 @@ TEST(CpuFerryOpsBlockedPool, NetworkLikePoolsMatchRef) {
       for (int threads : {1, 2}) {
         t.threads = threads;
         EXPECT_TRUE(MatchesRef(t, "cpu")) << DescribeCase(t);
+      }
+    }
+  }
+}
+
+// The global average sums in double in ref's order, 16 lanes at a time on AVX-512 and lane by lane elsewhere:
+// both variants give ref's bits, for blocks 16 and 8 and channels-last (24 channels: a 16-lane chunk and a
+// masked 8-lane one), planes whose size is and is not a multiple of the four partial sums.
+TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
+  std::mt19937 rng(96);
+  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f});
+  for (int64_t block : {16, 8, 0}) {
+    for (const Shape& logical : {Shape{2, 24, 13, 13}, Shape{1, 40, 4, 8}, Shape{3, 7, 1, 3}}) {
+      OpTest t{.op = "BlockedPool",
+               .domain = kFerry,
+               .opset = 1,
+               .inputs = {In("x", RandomTensor(DataType::kFloat, Blocked(logical, block), rng, -100, 100))},
+               .attributes = {Int("block", block), Str("mode", "GlobalAveragePool")},
+               .rtol = 0,
+               .atol = 0};
+      SCOPED_TRACE(DescribeCase(t));
+      for (int threads : {1, 2}) {
+        t.threads = threads;
+        if (avx512) {
+          EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.f32_blocked_pool__onednn_avx512.1"));
+        }
+        EXPECT_TRUE(MatchesRefWithKernel(t, "avx2,fma", "cpu.f32_blocked_pool__onednn.1"));
       }
     }
   }
