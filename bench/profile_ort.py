@@ -9,9 +9,12 @@ the kept runs.
 The two runtimes fuse differently, so nodes are matched through the ONNX graph: every profiled node is charged to the
 ONNX node that does its heavy work. A Ferry node keeps the name of the ONNX node it was fused into (a Conv that
 absorbed its BatchNormalization, Relu and residual Add keeps the Conv's name). ORT names a fused node after its
-output tensor, so the ONNX node producing that tensor is taken and, while it is an elementwise op (Relu, Add, Clip,
-...), replaced by the producer of its inputs that runs last in the graph (for a residual Add, the convolution ORT
-fused it into). Nodes that match on neither side are listed as unmatched.
+output tensor (or after an ONNX node, with a suffix such as "/QuickGeluFusion/"), so the ONNX node producing that
+tensor (or so named) is taken. On both sides, while that node is an elementwise op (Relu, Add, Clip, Mul, Sigmoid,
+...), it is replaced by the producer of its non-constant inputs that runs last in the graph (for a residual Add,
+the convolution ORT fused it into; for x * sigmoid(x), the convolution computing x; for a squeeze-excitation
+block's scaling Mul, the convolution computing the scale). Nodes that match on neither side are listed as
+unmatched.
 
     /usr/bin/python3 bench/profile_ort.py --model resnet50 [--batch 1] [--threads 1] [--runs 40] [--top 15]
         [--ferry build/bin/ferry] [--models build/bench-models]
@@ -35,9 +38,16 @@ def heavy_node_of(model):
     """Maps a tensor name to the name of the ONNX node doing the heavy work behind it (see the module doc)."""
     nodes = list(model.graph.node)
     producer = {out: i for i, n in enumerate(nodes) for out in n.output}
+    by_name = {n.name: i for i, n in enumerate(nodes)}
 
     def resolve(tensor):
         i = producer.get(tensor)
+        # Some fused ORT nodes are named after an ONNX node plus a suffix ("/.../Mul/QuickGeluFusion/"): the
+        # longest leading path that names a node.
+        parts = tensor.rstrip("/").split("/")
+        while i is None and len(parts) > 1:
+            i = by_name.get("/".join(parts))
+            parts.pop()
         while i is not None and nodes[i].op_type in ELEMENTWISE:
             inputs = [producer[t] for t in nodes[i].input if t in producer and nodes[producer[t]].op_type != "Constant"]
             if not inputs:
@@ -98,7 +108,10 @@ def main():
         fj, oj = ferry.finish(), ort.finish()
         resolve, op_type = heavy_node_of(onnx.load(model_path, load_external_data=False))
         ort_ms = ort_node_ms(oj["profile_file"], resolve)
-    ferry_ms = {n["name"]: n["ms"] for n in fj["profile"]["nodes"]}
+    ferry_ms = {}
+    for n in fj["profile"]["nodes"]:  # the same walk as ORT's: an unfused Mul is charged to what it scales
+        name = resolve(n["name"]) or n["name"]
+        ferry_ms[name] = ferry_ms.get(name, 0.0) + n["ms"]
     matched = sorted(set(ferry_ms) & set(ort_ms))
     f_p50, o_p50 = statistics.median(lat["ferry"][1:]), statistics.median(lat["ort"][1:])
     print(f"{args.model} batch {args.batch}, {args.threads} thread(s), {args.runs} runs each in lock step: "
