@@ -194,7 +194,8 @@ def main():
                 row = bench(args, name, info, batch, threads)
                 rows.append(row)
                 print(f"[compare_ort] {name} b{batch} t{threads}: ferry p50 {row['ferry_p50']:.2f} ms, "
-                      f"ort p50 {row['ort_p50']:.2f} ms, ratio {row['ratio']:.2f} (paired {row['paired_ratio_median']:.2f})", file=sys.stderr, flush=True)
+                      f"ort p50 {row['ort_p50']:.2f} ms, ratio {row['ratio']:.2f} "
+                      f"(paired {row['paired_ratio_median']:.2f})", file=sys.stderr, flush=True)
     print("| model | batch | threads | Ferry p50 ms | Ferry p90 ms | ORT p50 ms | ORT p90 ms | Ferry/ORT p50 | "
           "Ferry inf/s | ORT inf/s | session ms Ferry / ORT | peak RSS MB Ferry / ORT |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")

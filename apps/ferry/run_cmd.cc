@@ -96,7 +96,9 @@ int Run(const RunArgs& a) {
       profiled.push_back({stats, us(t0), us(t1)});
     }
   }
-  if (times_ms.empty()) throw InvalidArgumentError("--lockstep: standard input ended before the first run was asked for");
+  if (times_ms.empty()) {
+    throw InvalidArgumentError("--lockstep: standard input ended before the first run was asked for");
+  }
   if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile);
   tools::Profile profile;
   if (a.profile_summary) {

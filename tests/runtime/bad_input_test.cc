@@ -161,7 +161,8 @@ class ExternalDataTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  std::string WriteModel(const std::string& location, const std::vector<std::pair<std::string, std::string>>& more = {}) {
+  std::string WriteModel(const std::string& location,
+                         const std::vector<std::pair<std::string, std::string>>& more = {}) {
     ModelBuilder b(17);
     b.Input("x", onnx::TensorProto::FLOAT, {2});
     auto* t = b.graph().add_initializer();
@@ -210,7 +211,8 @@ TEST_F(ExternalDataTest, SymlinkLeavingTheDirectoryIsRejected) {
 
 TEST_F(ExternalDataTest, OffsetAndLengthMustBeWholeNumbers) {
   auto ok = Session::Create(WriteModel("weights.bin", {{"offset", "0"}, {"length", "8"}}));
-  EXPECT_EQ(ok->Run({{"x", Tensor::FromVector<float>(DataType::kFloat, {2}, {1, 2})}})[0].second.data<float>()[0], 11.0f);
+  const auto out = ok->Run({{"x", Tensor::FromVector<float>(DataType::kFloat, {2}, {1, 2})}});
+  EXPECT_EQ(out[0].second.data<float>()[0], 11.0f);  // 1 + the weights from offset 0: 10
   // A numeric prefix is not a number: "0x4" is not offset 0, "8 " is not length 8.
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"offset", "0x4"}, {"length", "8 "}, {"offset", ""}, {"length", "99999999999999999999"}}) {

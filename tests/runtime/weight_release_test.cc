@@ -111,7 +111,8 @@ TEST(WeightRelease, CreationAndTheFirstRunLeaveNothingInThePool) {
   auto cpu = Create(model, {"cpu", "ref"});
   EXPECT_EQ(cpu->PredictMemory().weights_bytes, 0);
   EXPECT_EQ(PooledBytes(), 0u) << "weights freed at creation went to the pool";
-  Tensor x = Tensor::FromVector(DataType::kFloat, {512, kBigK}, testing::UniformFloats(512 * kBigK, 3));  // 2 MiB activations
+  // 2 MiB activations
+  Tensor x = Tensor::FromVector(DataType::kFloat, {512, kBigK}, testing::UniformFloats(512 * kBigK, 3));
   for (int run = 0; run < 3; ++run) {
     auto out = cpu->Run({{"x", x}});
     ASSERT_EQ(out[0].second.shape(), (Shape{512, kBigK}));

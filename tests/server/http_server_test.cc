@@ -164,7 +164,8 @@ TEST_F(HttpTransport, LargeBinaryBodiesRoundTripBitForBit) {
   tools::HttpConnection client({"127.0.0.1", std::to_string(Port())}, 30);
   for (int64_t batch : {1, 4}) {  // 602 KB and 2.4 MB of tensor data, twice each on one keep-alive connection
     for (uint32_t round = 0; round < 2; ++round) {
-      const auto values = testing::UniformFloats(static_cast<size_t>(batch * kRow), static_cast<uint32_t>(batch) * 10 + round, -1e3f, 1e3f);
+      const auto values = testing::UniformFloats(static_cast<size_t>(batch * kRow),
+                                                 static_cast<uint32_t>(batch) * 10 + round, -1e3f, 1e3f);
       const tools::HttpResponse r = client.Post("/v2/models/ident/infer", BinaryRequest(values, batch));
       ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
       const auto out = BinaryOutput(r.body, r.header_length);

@@ -40,12 +40,12 @@
 // 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
 // stride-1 3x3 layers took 23.9 ms instead of 29.7. Below 64 output positions over the batch (7x7 at batch 1)
 // the direct convolution is used: there the 2x2 output tiles cover 8x8 for 7x7 and the weights are as large as
-// the work, and two sessions alternated run by run in one process (ResNet-50, batch 1, 1 thread) ran equally fast
-// with and without Winograd on layer4's two such layers (paired ratio 1.00, quiet and with a memcpy loop on the
-// other core), while their Winograd weights took ~170 ms more to pack at creation and 15 MB more memory. At batch 8
-// Winograd on them is faster (the model 13% slower without it). Winograd reassociates the sums differently from the direct
-// convolution (results differ by float rounding: docs/performance.md), and its packed weights are 16/9 of the
-// plain ones (4x4 tiles for 3x3 taps).
+// the work. ResNet-50 at batch 1, 1 thread, with Winograd on layer4's two such layers against without, paired
+// run by run: 1.00 and 1.01 (two sessions in one process, quiet and with a memcpy loop on the other core), 0.994
+// and 0.993 (two processes in lock step); at most 0.7% of the run, for ~160 ms more session creation (packing
+// their weights) and 18 MB more memory. At batch 8 Winograd on them stays (the model is 13% slower without it).
+// Winograd reassociates the sums differently from the direct convolution (results differ by float rounding:
+// docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
 #include <algorithm>
 #include <optional>
 #include <string>

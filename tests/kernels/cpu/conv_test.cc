@@ -207,7 +207,8 @@ TEST(CpuConv, SmallPlanesAtBatchOneStayDirect) {
            .attributes = {Ints("pads", {1, 1, 1, 1})}};
   onnx::ModelProto m;
   m.ParseFromString(OneNodeModel(t));
-  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  auto* x_shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  x_shape->mutable_dim(0)->set_dim_param("N");
   const int64_t weight_bytes = 64 * 64 * 9 * 4;
   auto session = SessionFor(m.SerializeAsString(), {"cpu"}, true, 1);
   session->Run(Feeds(t));
