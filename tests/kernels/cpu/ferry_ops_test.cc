@@ -577,6 +577,37 @@ TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
   }
 }
 
+// 2-D MaxPool on nChw16c: the AVX-512 variant's own loop and the portable variant (oneDNN and its exactness pass)
+// both give ref's values exactly, NaN, ±inf and signed zeros in the input included; windows clipped by pads on
+// every side, ceil_mode and strides larger than the window.
+TEST(CpuFerryOpsBlockedPool, MaxPool2dIsExactOnEveryIsa) {
+  std::mt19937 rng(95);
+  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f});
+  const std::vector<std::vector<onnx::AttributeProto>> cases = {
+      {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})},
+      {Ints("kernel_shape", {3, 2}), Ints("strides", {1, 2}), Ints("pads", {2, 0, 1, 1}), Int("ceil_mode", 1)},
+      {Ints("kernel_shape", {2, 2}), Ints("strides", {3, 3})}};
+  for (const auto& attrs : cases) {
+    OpTest t{.op = "BlockedPool",
+             .domain = kFerry,
+             .opset = 1,
+             .inputs = {In("x", RandomTensor(DataType::kFloat, Blocked({2, 20, 11, 9}, 16), rng, -1, 1, true))},
+             .attributes = attrs,
+             .rtol = 0,
+             .atol = 0};
+    t.attributes.push_back(Int("block", 16));
+    t.attributes.push_back(Str("mode", "MaxPool"));
+    SCOPED_TRACE(DescribeCase(t));
+    for (int threads : {1, 2}) {
+      t.threads = threads;
+      if (avx512) {
+        EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.f32_blocked_pool__onednn_avx512.1"));
+      }
+      EXPECT_TRUE(MatchesRefWithKernel(t, "avx2,fma", "cpu.f32_blocked_pool__onednn.1"));
+    }
+  }
+}
+
 TEST(CpuFerryOpsBlockedPool, RefusedConfigurationsFallBackToRef) {
   std::mt19937 rng(97);
   // A 1x1 window with pads of 1: the first and last windows hold only padding.
