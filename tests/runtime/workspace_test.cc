@@ -184,7 +184,8 @@ TEST(Workspace, NoneWithoutKernelsThatKeepScratch) {
   b.Output("y", kF, {4, 64});
   for (const auto& backends : std::vector<std::vector<std::string>>{{"cpu", "ref"}, {"ref"}}) {
     SCOPED_TRACE(backends.front());
-    const MemoryPrediction& p = Load(b.Bytes(), OneThread(backends))->PredictMemory();
+    const auto session = Load(b.Bytes(), OneThread(backends));  // alive while p is read: p refers into it
+    const MemoryPrediction& p = session->PredictMemory();
     EXPECT_EQ(p.workspace_bytes, 0);
     EXPECT_TRUE(p.workspace.empty());
   }
