@@ -550,12 +550,25 @@ TEST(CpuFerryOpsBlockedPool, NetworkLikePoolsMatchRef) {
   }
 }
 
+// `t` on 1 and 2 threads against ref, on BlockedPool's AVX-512 variant (where the host has AVX-512F) and on its
+// portable one (the session's ISA narrowed to AVX2).
+void ExpectBothPoolVariantsMatchRef(OpTest t) {
+  SCOPED_TRACE(DescribeCase(t));
+  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f});
+  for (int threads : {1, 2}) {
+    t.threads = threads;
+    if (avx512) {
+      EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.f32_blocked_pool__onednn_avx512.1"));
+    }
+    EXPECT_TRUE(MatchesRefWithKernel(t, "avx2,fma", "cpu.f32_blocked_pool__onednn.1"));
+  }
+}
+
 // The global average sums in double in ref's order, 16 lanes at a time on AVX-512 and lane by lane elsewhere:
 // both variants give ref's bits, for blocks 16 and 8 and channels-last (24 channels: a 16-lane chunk and a
 // masked 8-lane one), planes whose size is and is not a multiple of the four partial sums.
 TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
   std::mt19937 rng(96);
-  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f});
   for (int64_t block : {16, 8, 0}) {
     for (const Shape& logical : {Shape{2, 24, 13, 13}, Shape{1, 40, 4, 8}, Shape{3, 7, 1, 3}}) {
       OpTest t{.op = "BlockedPool",
@@ -565,14 +578,7 @@ TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
                .attributes = {Int("block", block), Str("mode", "GlobalAveragePool")},
                .rtol = 0,
                .atol = 0};
-      SCOPED_TRACE(DescribeCase(t));
-      for (int threads : {1, 2}) {
-        t.threads = threads;
-        if (avx512) {
-          EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.f32_blocked_pool__onednn_avx512.1"));
-        }
-        EXPECT_TRUE(MatchesRefWithKernel(t, "avx2,fma", "cpu.f32_blocked_pool__onednn.1"));
-      }
+      ExpectBothPoolVariantsMatchRef(t);
     }
   }
 }
@@ -582,7 +588,6 @@ TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
 // every side, ceil_mode and strides larger than the window.
 TEST(CpuFerryOpsBlockedPool, MaxPool2dIsExactOnEveryIsa) {
   std::mt19937 rng(95);
-  const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f});
   const std::vector<std::vector<onnx::AttributeProto>> cases = {
       {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})},
       {Ints("kernel_shape", {3, 2}), Ints("strides", {1, 2}), Ints("pads", {2, 0, 1, 1}), Int("ceil_mode", 1)},
@@ -597,14 +602,7 @@ TEST(CpuFerryOpsBlockedPool, MaxPool2dIsExactOnEveryIsa) {
              .atol = 0};
     t.attributes.push_back(Int("block", 16));
     t.attributes.push_back(Str("mode", "MaxPool"));
-    SCOPED_TRACE(DescribeCase(t));
-    for (int threads : {1, 2}) {
-      t.threads = threads;
-      if (avx512) {
-        EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.f32_blocked_pool__onednn_avx512.1"));
-      }
-      EXPECT_TRUE(MatchesRefWithKernel(t, "avx2,fma", "cpu.f32_blocked_pool__onednn.1"));
-    }
+    ExpectBothPoolVariantsMatchRef(t);
   }
 }
 
