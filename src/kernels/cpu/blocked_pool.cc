@@ -244,7 +244,7 @@ class BlockedPool : public OpKernel {
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e->y_shape);
     if (y.size() == 0) return;
     const ref::WindowGeometry& g = e->p.g;
-    if (mode_ == Mode::kMax && max_row_ != nullptr && block_ == 16 && g.rank() == 2) {
+    if (OwnMaxLoop(g)) {
       const int64_t rows = outer * g.out[0];
       const int64_t min_rows = std::max<int64_t>(1, 2048 / std::max<int64_t>(g.out[1] * g.kernel_size(), 1));
       ParallelFor(ctx.threads(), rows, min_rows, [&](int64_t begin, int64_t end) {
@@ -289,8 +289,14 @@ class BlockedPool : public OpKernel {
       e->p.y_md = BlockedDesc(y_logical, block_);
     }
     const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
-    BuildPoolPrimitive(kind, count_include_pad_, empty, &e->p, what);
+    // The own max loop needs only the geometry: no primitive (nor its scratchpad in the workspace).
+    if (!OwnMaxLoop(e->p.g)) BuildPoolPrimitive(kind, count_include_pad_, empty, &e->p, what);
     return e;
+  }
+
+  // Whether Compute runs MaxPool as the AVX-512 variant's own loop (2-D, nChw16c) rather than on oneDNN.
+  bool OwnMaxLoop(const ref::WindowGeometry& g) const {
+    return mode_ == Mode::kMax && max_row_ != nullptr && block_ == 16 && g.rank() == 2;
   }
 
   AverageLanesFn average_;
