@@ -74,7 +74,7 @@ int Run(const RunArgs& a) {
   std::vector<NamedValue> outputs;
   RunStats stats;
   const bool profiling = !a.profile.empty() || a.profile_summary;
-  std::vector<tools::ProfiledRun> profiled;  // every run but the first (warm-up) when there are several
+  std::vector<tools::ProfiledRun> profiled;  // every run; the first (warm-up) is dropped below when there are several
   const int repeat = std::max(1, a.repeat);
   // --lockstep: "ready" once the inputs are built, then one run per line read on stdin, each answered with its
   // latency in ms on a line of its own, until end of input (then the usual summary). A driver alternating Ferry
@@ -89,7 +89,7 @@ int Run(const RunArgs& a) {
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (a.lockstep) std::cout << std::to_string(times_ms.back()) << std::endl;  // ms with 6 decimals
-    if (profiling && (r > 0 || repeat == 1)) {
+    if (profiling) {
       const auto us = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count();
       };
@@ -99,6 +99,7 @@ int Run(const RunArgs& a) {
   if (times_ms.empty()) {
     throw InvalidArgumentError("--lockstep: standard input ended before the first run was asked for");
   }
+  if (profiled.size() > 1) profiled.erase(profiled.begin());  // the warm-up (with --lockstep, known only now)
   if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile);
   tools::Profile profile;
   if (a.profile_summary) {

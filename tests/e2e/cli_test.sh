@@ -26,6 +26,9 @@ lines = sys.stdin.read().split(chr(10))
 j = json.loads(chr(10).join(lines[4:]))
 assert all(abs(float(x) - y) < 1e-5 for x, y in zip(lines[1:4], j[\"latencies_ms\"], strict=True)), lines[:4]
 print(lines[0], *lines[1:4], \"runs=%d\" % j[\"runs\"])'"
+# The first lock-step run is the warm-up and stays out of the profile, as with --repeat.
+expect run_lockstep_profile_skips_warmup 0 'profile: median of 2 runs' -- \
+  bash -c "printf 'a\nb\nc\n' | '$FERRY' run '$M' --random --lockstep --profile-summary"
 expect run_lockstep_no_steps 1 '--lockstep: standard input ended before the first run was asked for' -- \
   bash -c "'$FERRY' run '$M' --random --lockstep </dev/null"
 expect run_report 0 'placement on cpu,ref: [0-9]+ nodes, [0-9]+ native, 0 fallback, 0 pinned' -- "$FERRY" run "$M" --random --report
