@@ -120,6 +120,15 @@ class Stepper:
         return json.loads(out)
 
 
+def alternate(procs, order, turns):
+    """`turns` turns of one run per process, in `order` then reversed, then `order`, ...: each engine's latencies."""
+    lat = {engine: [] for engine in order}
+    for k in range(turns):
+        for engine in (order if k % 2 == 0 else order[::-1]):
+            lat[engine].append(procs[engine].step())
+    return lat
+
+
 def bench(args, name, info, batch, threads):
     d = os.path.join(args.models, name)
     model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{batch}.npy")
@@ -129,10 +138,7 @@ def bench(args, name, info, batch, threads):
                 "ort": ort_cmd(model, info["input"], input_file, threads, 1) + ["--lockstep"]}
         order = ["ferry", "ort"] if r % 2 == 0 else ["ort", "ferry"]
         procs = {engine: Stepper(cmds[engine]) for engine in order}
-        lat = {"ferry": [], "ort": []}
-        for k in range(args.runs + 1):
-            for engine in (order if k % 2 == 0 else order[::-1]):
-                lat[engine].append(procs[engine].step())
+        lat = alternate(procs, order, args.runs + 1)
         results = {engine: procs[engine].finish() for engine in order}
         ferry_lat += lat["ferry"][1:]
         ort_lat += lat["ort"][1:]

@@ -28,7 +28,7 @@ import tempfile
 
 import onnx
 
-from compare_ort import HERE, Stepper
+from compare_ort import Stepper, alternate, ferry_cmd, ort_cmd
 
 ELEMENTWISE = {"Relu", "Add", "Sum", "Clip", "Sigmoid", "Mul", "HardSigmoid", "HardSwish", "LeakyRelu", "Tanh",
                "Identity", "Cast", "Div", "Sub"}
@@ -94,18 +94,14 @@ def main():
     with open(os.path.join(d, "info.json")) as f:
         info = json.load(f)
     model_path, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{args.batch}.npy")
-    feed = f"{info['input']}={input_file}"
     with tempfile.TemporaryDirectory() as tmp:
-        ferry = Stepper([args.ferry, "run", model_path, "--input", feed, "--threads", str(args.threads), "--lockstep",
-                         "--profile-summary", "--profile-top", "0", "--json"])
-        ort = Stepper(["node", os.path.join(HERE, "ort", "ort_run.js"), model_path, "--input", feed, "--threads",
-                       str(args.threads), "--lockstep", "--profile", os.path.join(tmp, "ort")])
-        lat = {"ferry": [], "ort": []}
-        for k in range(args.runs + 1):
-            pair = [("ferry", ferry), ("ort", ort)]
-            for name, proc in (pair if k % 2 == 0 else pair[::-1]):
-                lat[name].append(proc.step())
-        fj, oj = ferry.finish(), ort.finish()
+        procs = {"ferry": Stepper(ferry_cmd(args, model_path, info["input"], input_file, args.threads, 1,
+                                            backends="cpu,ref") +
+                                  ["--lockstep", "--profile-summary", "--profile-top", "0"]),
+                 "ort": Stepper(ort_cmd(model_path, info["input"], input_file, args.threads, 1) +
+                                ["--lockstep", "--profile", os.path.join(tmp, "ort")])}
+        lat = alternate(procs, ["ferry", "ort"], args.runs + 1)
+        fj, oj = procs["ferry"].finish(), procs["ort"].finish()
         resolve, op_type = heavy_node_of(onnx.load(model_path, load_external_data=False))
         ort_ms = ort_node_ms(oj["profile_file"], resolve)
     ferry_ms = {}
