@@ -165,6 +165,15 @@ TEST(CpuConv, WinogradShapesMatchRef) {
   }
 }
 
+// `t`'s one-node model with its first input's leading dim made symbolic ("N").
+std::string SymbolicBatchModel(const OpTest& t) {
+  onnx::ModelProto m;
+  m.ParseFromString(OneNodeModel(t));
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("N");
+  return m.SerializeAsString();
+}
+
 // With a symbolic batch the kernel plans for batch 1 at creation, for the session's thread count: the weights are
 // packed then (Winograd's transform is slow: ~90 ms for 512x512x3x3), and a batch-1 run packs nothing more. On
 // AVX-512 the packed copy is in the Winograd domain (4x4 tiles for 3x3 taps: 16/9 of the weights or more), whose
@@ -175,11 +184,7 @@ TEST(CpuConv, SymbolicBatchPacksWeightsOnceAtCreation) {
            .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 256, 14, 14}, rng)),
                       Const("w", RandomTensor(DataType::kFloat, {256, 256, 3, 3}, rng))},
            .attributes = {Ints("pads", {1, 1, 1, 1})}};
-  onnx::ModelProto m;
-  m.ParseFromString(OneNodeModel(t));
-  auto* batch = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
-  batch->mutable_dim(0)->set_dim_param("N");
-  const std::string bytes = m.SerializeAsString();
+  const std::string bytes = SymbolicBatchModel(t);
   const int64_t weight_bytes = 256 * 256 * 9 * 4;
   const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl});
   for (int threads : {1, 2}) {
@@ -205,12 +210,8 @@ TEST(CpuConv, SmallPlanesAtBatchOneStayDirect) {
            .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 64, 7, 7}, rng)),
                       Const("w", RandomTensor(DataType::kFloat, {64, 64, 3, 3}, rng))},
            .attributes = {Ints("pads", {1, 1, 1, 1})}};
-  onnx::ModelProto m;
-  m.ParseFromString(OneNodeModel(t));
-  auto* x_shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
-  x_shape->mutable_dim(0)->set_dim_param("N");
   const int64_t weight_bytes = 64 * 64 * 9 * 4;
-  auto session = SessionFor(m.SerializeAsString(), {"cpu"}, true, 1);
+  auto session = SessionFor(SymbolicBatchModel(t), {"cpu"}, true, 1);
   session->Run(Feeds(t));
   EXPECT_LT(session->kernel_held_bytes(), weight_bytes * 16 / 9) << "batch 1 packed a Winograd copy";
   std::mt19937 rng2(31);
