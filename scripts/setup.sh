@@ -12,8 +12,9 @@ PACKAGES=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   # graph layout for the `ferry check --html` report (libgvc; graphviz registers the layout plugins)
   libgraphviz-dev graphviz
-  # oneDNN for the `cpu` backend
-  libdnnl-dev
+  # oneDNN for the `cpu` backend; its CMake config (built with the OpenCL GPU runtime) runs
+  # find_package(OpenCL REQUIRED), and the OpenCL headers are only a Recommends of libdnnl-dev
+  libdnnl-dev ocl-icd-opencl-dev
   # `ferry serve`: Boost.Beast/Asio (HTTP), gRPC with its protoc plugin
   libboost-dev libgrpc++-dev protobuf-compiler-grpc
   # tests
