@@ -17,7 +17,8 @@
 // C/group and M/group are multiples of the block; plain_input with C >= block; a blocked X with C < block under a
 // spatial or strided kernel; channels-last: plain_input), and, when X's spatial dims are static, by creating the
 // primitive descriptor and reading its implementation name (measured: e.g. block 8 with a 5x5 kernel dilated by
-// 2 or more is oneDNN's ref:any). Channels-last (block 0) runs oneDNN's nwc / nhwc / ndhwc.
+// 2 or more is oneDNN's ref:any on nChw8c, unless brgconv takes it: see "brgconv"). Channels-last (block 0) runs
+// oneDNN's nwc / nhwc / ndhwc.
 //
 // Activation layout of Conv and FusedConv (measured on ResNet-50's convolutions, batch 1, 1 thread, AVX-512 host,
 // oneDNN 2.6): reordering NCHW activations to the blocked layout oneDNN picks (format_tag::any) and back, per
@@ -38,15 +39,33 @@
 // 1.98 / 1.89 / 1.99 / 2.11 ms, the two reorders around them 0.08 / 0.03 / 0.02 / 0.01 ms; batch 8: 9.6 / 6.4 /
 // 11.0 / 12.4 ms against 12.5 / 16.0 / 15.6 / 17.7 ms. At 16 channels (112x112) Winograd was slower (0.70 vs
 // 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
-// stride-1 3x3 layers took 23.9 ms instead of 29.7. Below 64 output positions over the batch (7x7 at batch 1)
-// the direct convolution is used: there the 2x2 output tiles cover 8x8 for 7x7 and the weights are as large as
-// the work. ResNet-50 at batch 1, 1 thread, with Winograd on layer4's two such layers against without, paired
-// run by run: 1.00 and 1.01 (two sessions in one process, quiet and with a memcpy loop on the other core), 0.994
-// and 0.993 (two processes in lock step); at most 0.7% of the run, for ~160 ms more session creation (packing
-// their weights) and 18 MB more memory. At batch 8 Winograd on them stays (the model is 13% slower without it).
+// stride-1 3x3 layers took 23.9 ms instead of 29.7. That was on an Intel Xeon; on the AMD EPYC (Zen 5) host of
+// 2026-11-30 Winograd's lead is larger: 0.49 ms against ORT's 0.91 for layer1's 3x3 (ferry bench/profile_ort.py).
+// Small planes: the 7x7 layers of layer4 at batch 1 (2x2 output tiles cover 8x8) were kept on the direct
+// convolution from 019685a to 2026-11-30, because on the Xeon Winograd there gained at most 0.7% of the run for
+// ~160 ms more session creation (packing 512x512x3x3 twice) and 18 MB. On Zen 5 they take 0.99 ms instead of 1.62
+// each (in-model profile; oneDNN's direct jit kernel reads the 9.4 MB of weights poorly when they are not cached:
+// 1.82 ms with cold weights against 0.94 warm, the Winograd kernel 0.99 / 0.62), and the whole model gets 3.8%
+// faster (paired lock-step runs, B/A 0.962), for 70 ms more creation (about 200 -> 270 ms; ORT ~195) and 19 MB
+// (242 -> 261 MB; ORT 321). So every candidate runs Winograd when oneDNN has a kernel for it.
 // Winograd reassociates the sums differently from the direct convolution (results differ by float rounding:
 // docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
+//
+// brgconv: an ungrouped convolution with a spatial kernel and constant weights whose X and Y are channel-blocked
+// (BlockedConv with block 8 or 16, X not plain) runs oneDNN's brgconv kernel on channels-last (nhwc), with
+// reorders from and to the blocked tensors, when oneDNN offers brgconv for it; else oneDNN's direct kernel on the
+// blocked layout. Measured on Zen 5 (oneDNN 2.6, 1 thread; `build/bin/ferry-conv-impls --cold`, which evicts the
+// weights between calls as a model run does and then matches the in-model profile within 3%): ResNet-50's stride-2 3x3 layers
+// at batch 1, nChw16c jit against nhwc brgconv: 1.07 / 1.24 / 1.82 ms against 0.99 / 0.97 / 1.35 ms (128, 256 and
+// 512 channels), at batch 8 9.3 / 9.2 / 9.2 ms against 8.1 / 7.6 / 8.3 ms; the reorders around them 0.04 / 0.02 /
+// 0.01 ms at batch 1, 0.55 / 0.15 / 0.09 ms at batch 8. Whole model against the direct kernel on nChw16c, paired
+// lock-step: 0.973 at batch 1 and 0.981 at batch 8 (1 thread). Not for plain_input (the stem convolution of 3
+// channels): reordering its 112x112 output cost MobileNet-V2 and EfficientNet-B0 3-4%. 1x1 convolutions stay on
+// oneDNN's jit_1x1 on the blocked layout: brgconv_1x1 was within +-10% of it per layer, not worth two reorders.
+// Making the whole model channels-last instead (Backend::activation_block 0) was 3.5% faster at batch 1 but 8%
+// slower at batch 8 (the Winograd layers, nChw16c only, then reorder 25 MB planes).
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,16 +166,21 @@ std::optional<Shape> StaticShapeButBatch(const ir::Node& node, size_t i) {
 }
 
 // See "Winograd" at the top of the file: 2-D, 3x3, stride 1, undilated, ungrouped, at least 32 input and output
-// channels, at least 64 output positions over the batch, constant weights (packed once into oneDNN's
-// Winograd-domain layout).
+// channels, constant weights (packed once into oneDNN's Winograd-domain layout).
 bool WinogradCandidate(const ConvConfig& c, const ref::ConvShape& cs, const Shape& w, bool constant_weights) {
   const ref::WindowGeometry& g = cs.g;
   if (!constant_weights || c.group != 1 || g.rank() != 2 || w.size() != 4) return false;
   for (size_t d = 0; d < 2; ++d) {
     if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return false;
   }
-  constexpr int64_t kMinOutputs = 64;
-  return w[0] >= 32 && w[1] >= 32 && cs.batch * g.out_size() >= kMinOutputs;
+  return w[0] >= 32 && w[1] >= 32;
+}
+
+// See "brgconv" at the top of the file: an ungrouped convolution with a spatial kernel and constant weights, from
+// and to a channel-blocked layout.
+bool BrgconvCandidate(const ConvConfig& c, const ref::ConvShape& cs, bool constant_weights) {
+  if (!constant_weights || !c.blocked || c.block == 0 || c.plain_input || c.group != 1) return false;
+  return std::any_of(cs.g.kernel.begin(), cs.g.kernel.end(), [](int64_t k) { return k > 1; });
 }
 
 // Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot). With
@@ -217,6 +241,14 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref
               src_user, weights_user, dst_user};
     } catch (const dnnl::error&) {
       // No Winograd kernel for this machine, geometry or post-op: the direct convolution below.
+    }
+  }
+  if (BrgconvCandidate(c, cs, constant_weights)) {
+    try {
+      auto pd = make(dnnl::algorithm::convolution_direct, BlockedDesc(x, 0), BlockedDesc(cs.y_shape, 0));
+      if (std::strncmp(pd.impl_info_str(), "brgconv", 7) == 0) return {std::move(pd), src_user, weights_user, dst_user};
+    } catch (const dnnl::error&) {
+      // No channels-last kernel for this geometry or post-op: the direct convolution on the blocked layout below.
     }
   }
   return {make(dnnl::algorithm::convolution_direct, src, dst), src_user, weights_user, dst_user};

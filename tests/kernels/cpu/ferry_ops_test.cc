@@ -247,6 +247,7 @@ TEST(CpuFerryOpsBlockedConv, RandomConfigurationsMatchRef) {
 }
 
 // MobileNet / ResNet-like layers, both blocks: every output element (padding channels included: zeros) as ref.
+// Where oneDNN offers brgconv, the ungrouped spatial ones among them run it on nhwc between two reorders (conv.cc).
 TEST(CpuFerryOpsBlockedConv, NetworkLikeLayersMatchRef) {
   std::mt19937 rng(31);
   struct Case {
@@ -262,6 +263,8 @@ TEST(CpuFerryOpsBlockedConv, NetworkLikeLayersMatchRef) {
                         {{1, 24, 14, 14}, {40, 24, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, false},    // pointwise 24 -> 40
                         {{1, 40, 14, 14}, {24, 40, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, false},    // pointwise 40 -> 24
                         {{1, 64, 14, 14}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, false},    // 3x3
+                        {{1, 64, 14, 14}, {64, 64, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, false},    // strided 3x3
+                        {{2, 40, 15, 15}, {24, 40, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, false},    // and partial blocks
                         {{1, 64, 14, 14}, {128, 64, 1, 1}, 1, {2, 2}, {0, 0, 0, 0}, false},   // strided 1x1
                         {{1, 64, 12, 12}, {64, 16, 3, 3}, 4, {1, 1}, {1, 1, 1, 1}, false}};   // grouped by 4
   for (const Case& c : cases) {
@@ -358,9 +361,10 @@ TEST(CpuFerryOpsBlockedConv, RefusedConfigurationsFallBackToRef) {
   OpTest dw1d = conv({1, 24, 10}, {24, 1, 3}, 24, 16, false);
   dw1d.attributes = {Int("block", 16), Int("group", 24)};
   ExpectRefusedAndFallsBack(dw1d, "1-D depthwise convolution");
-  // Caught only by asking oneDNN (W alone passes the rules): a large dilated kernel blocked by 8.
-  OpTest dilated = conv({1, 64, 14, 14}, {64, 64, 5, 5}, 1, 8, false);
-  dilated.attributes = {Int("block", 8), Ints("dilations", {3, 3}), Ints("pads", {6, 6, 6, 6})};
+  // Caught only by asking oneDNN (W alone passes the rules): a large dilated kernel blocked by 8, grouped (an
+  // ungrouped one runs brgconv on nhwc where oneDNN has it, conv.cc).
+  OpTest dilated = conv({1, 64, 14, 14}, {64, 16, 5, 5}, 4, 8, false);
+  dilated.attributes = {Int("block", 8), Int("group", 4), Ints("dilations", {3, 3}), Ints("pads", {6, 6, 6, 6})};
   ExpectRefusedAndFallsBack(dilated, "on its slow reference implementation (ref:any)");
   // Channels-last with a plain X.
   OpTest nhwc_plain = conv({1, 3, 6, 6}, {16, 3, 3, 3}, 1, 0, true);
