@@ -10,7 +10,9 @@
 //     walk them contiguously) into rows of the innermost dim, walked with an odometer; each row is a
 //     vector-vector, vector-scalar or scalar-vector loop. This makes the common "inner broadcasts" cheap with no
 //     per-element index math: a bias [C,1,1] into [N,C,H,W] is N*C rows of H*W against one value each, and [D]
-//     into [B,S,D] is B*S rows of D against the same D values.
+//     into [B,S,D] is B*S rows of D against the same D values. Short rows (up to 64) of which one input repeats
+//     one row down the next dim out run as tiles of those two dims, one call per tile: a per-channel scale
+//     [N,C/16,1,1,16] times a blocked [N,C/16,H,W,16] (squeeze-excitation) is N*C/16 tiles, not N*C/16*H*W rows.
 // Outputs over 64K elements are split over the threads.
 #include <algorithm>
 #include <cstdint>
@@ -108,28 +110,40 @@ template <class T, class Op>
 void RowSV(T s, const T* b, T* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(s, b[i]);
 }
+template <class T, class Op>
+void TileVR(const T* a, const T* b, T* o, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) RowVV<T, Op>(a + r * n, b, o + r * n, n);
+}
+template <class T, class Op>
+void TileRV(const T* a, const T* b, T* o, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) RowVV<T, Op>(a, b + r * n, o + r * n, n);
+}
 
 }  // namespace scalar
 
-// The three row loops of one op on one ISA; a kernel holds the set its KernelDef chose.
+// The row loops of one op on one ISA; a kernel holds the set its KernelDef chose. vr / rv run `rows` rows of n
+// with B's / A's one row repeated (the tile path below).
 template <class T>
 struct BinaryRows {
   void (*vv)(const T* a, const T* b, T* o, int64_t n);
   void (*vs)(const T* a, T s, T* o, int64_t n);
   void (*sv)(T s, const T* b, T* o, int64_t n);
+  void (*vr)(const T* a, const T* b, T* o, int64_t rows, int64_t n);
+  void (*rv)(const T* a, const T* b, T* o, int64_t rows, int64_t n);
 };
 
 template <class Op>
 BinaryRows<float> Avx512Rows() {
-  return {&avx512::RowVV<Op>, &avx512::RowVS<Op>, &avx512::RowSV<Op>};
+  return {&avx512::RowVV<Op>, &avx512::RowVS<Op>, &avx512::RowSV<Op>, &avx512::TileVR<Op>, &avx512::TileRV<Op>};
 }
 template <class Op>
 BinaryRows<float> Avx2Rows() {
-  return {&avx2::RowVV<Op>, &avx2::RowVS<Op>, &avx2::RowSV<Op>};
+  return {&avx2::RowVV<Op>, &avx2::RowVS<Op>, &avx2::RowSV<Op>, &avx2::TileVR<Op>, &avx2::TileRV<Op>};
 }
 template <class T, class Op>
 BinaryRows<T> ScalarRows() {
-  return {&scalar::RowVV<T, Op>, &scalar::RowVS<T, Op>, &scalar::RowSV<T, Op>};
+  return {&scalar::RowVV<T, Op>, &scalar::RowVS<T, Op>, &scalar::RowSV<T, Op>, &scalar::TileVR<T, Op>,
+          &scalar::TileRV<T, Op>};
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------------------
@@ -224,6 +238,7 @@ class BinaryKernel final : public OpKernel {
 
  private:
   void Broadcast(int threads, const BroadcastPlan& plan, const T* pa, const T* pb, T* po, int64_t n) const {
+    if (Tiled(threads, plan, pa, pb, po, n)) return;
     const size_t outer = plan.dims.size() - 1;  // dims before the innermost (n > 1 here, so there is one)
     const int64_t inner = plan.dims.back();
     const bool a_row = plan.stride_a.back() != 0, b_row = plan.stride_b.back() != 0;
@@ -257,6 +272,44 @@ class BinaryKernel final : public OpKernel {
       }
     });
   }
+
+  // Short rows of which one input repeats the same one down the next dim out (a blocked [N, C/b, H, W, b] tensor
+  // times a per-channel [N, C/b, 1, 1, b] scale, as in squeeze-excitation: rows of b): the two inner dims run as
+  // tiles, one call per tile instead of one per row. False when the shapes are not of that kind.
+  bool Tiled(int threads, const BroadcastPlan& plan, const T* pa, const T* pb, T* po, int64_t n) const {
+    const size_t rank = plan.dims.size();
+    if (rank < 2) return false;
+    const int64_t inner = plan.dims[rank - 1], rows = plan.dims[rank - 2];
+    const int64_t sa = plan.stride_a[rank - 2], sb = plan.stride_b[rank - 2];
+    // Both inputs walk the innermost dim (coalescing left it because one of them does not walk the next one).
+    if (inner > kTileRowMax || plan.stride_a.back() != 1 || plan.stride_b.back() != 1) return false;
+    const bool b_repeats = sa == inner && sb == 0, a_repeats = sa == 0 && sb == inner;
+    if (!b_repeats && !a_repeats) return false;
+    const size_t outer = rank - 2;
+    // Split by rows (a tile may be all of the output), each thread's range walked tile by tile.
+    ParallelFor(threads, n / inner, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1;) {
+        const int64_t t = r / rows, first = r % rows, count = std::min(rows - first, r1 - r);
+        int64_t oa = 0, ob = 0;  // tile t's start in A and B
+        for (size_t d = outer, rest = static_cast<size_t>(t); d-- > 0;) {
+          const int64_t i = static_cast<int64_t>(rest % static_cast<size_t>(plan.dims[d]));
+          rest /= static_cast<size_t>(plan.dims[d]);
+          oa += i * plan.stride_a[d];
+          ob += i * plan.stride_b[d];
+        }
+        if (b_repeats) {
+          rows_.vr(pa + oa + first * inner, pb + ob, po + r * inner, count, inner);
+        } else {
+          rows_.rv(pa + oa, pb + ob + first * inner, po + r * inner, count, inner);
+        }
+        r += count;
+      }
+    });
+    return true;
+  }
+
+  // Rows up to this long take the tile path (longer ones pay the per-row call little).
+  static constexpr int64_t kTileRowMax = 64;
 
   DataType dtype_;
   BinaryRows<T> rows_;

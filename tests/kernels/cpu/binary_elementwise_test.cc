@@ -1,6 +1,6 @@
 // The cpu Add/Sub/Mul/Div kernels against ref: every ISA variant (chosen with --isa and proven by the placed
 // kernel's name), every path (same shape, scalar operand on either side, channel bias, trailing-dims broadcast,
-// the general odometer, empty outputs), sizes that leave SIMD tails, edge values, threads 1 and 2, int32/int64.
+// the general odometer, tiles of short rows with one input's row repeated, empty outputs), sizes that leave SIMD tails, edge values, threads 1 and 2, int32/int64.
 // Float results must be bit-identical to ref's (one IEEE operation per element), so the tolerance is zero.
 #include <climits>
 
@@ -122,6 +122,9 @@ void CheckLargeFloat(const EwVariant& v) {
       {{4, 129, 129}, {129}, "trailing dims"},
       {{16, 1, 1030}, {1, 9, 1}, "general"},
       {{700, 1, 3}, {1, 50, 3}, "general, short rows"},
+      {{1, 9, 56, 56, 16}, {1, 9, 1, 1, 16}, "tiles: blocked times a per-channel scale"},
+      {{2, 5, 1, 1, 8}, {2, 5, 33, 35, 8}, "tiles: the scale first, block 8"},
+      {{2, 40000, 5}, {5}, "tiles: one row down 80000, split mid-tile"},
   };
   for (const char* op : kOps) {
     for (const ShapePair& s : cases) {
