@@ -119,10 +119,34 @@ __attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, con
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t ih0 = oh * g.strides[0] - g.pad_begin[0];
   const int64_t kh_begin = std::max<int64_t>(0, -ih0), kh_end = std::min(g.kernel[0], in_h - ih0);
-  for (int64_t ow = 0; ow < g.out[1]; ++ow) {
-    const int64_t iw0 = ow * g.strides[1] - g.pad_begin[1];
-    const int64_t kw_begin = std::max<int64_t>(0, -iw0), kw_end = std::min(g.kernel[1], in_w - iw0);
-    __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t sw = g.strides[1], kw_n = g.kernel[1];
+  for (int64_t ow = 0; ow < g.out[1];) {
+    const int64_t iw0 = ow * sw - g.pad_begin[1];
+    // Four outputs whose windows lie inside the row at once: four independent running maxima (one chain of
+    // dependent max instructions per output would leave the core waiting on each one's latency), each over its
+    // taps in the same order as below.
+    if (iw0 >= 0 && ow + 4 <= g.out[1] && iw0 + 3 * sw + kw_n <= in_w) {
+      __m512 b0 = lowest, b1 = lowest, b2 = lowest, b3 = lowest;
+      for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
+        const float* row = plane + ((ih0 + kh) * in_w + iw0) * 16;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const float* tap = row + kw * 16;
+          b0 = _mm512_mask_max_ps(b0, 0xFFFF, _mm512_loadu_ps(tap), b0);
+          b1 = _mm512_mask_max_ps(b1, 0xFFFF, _mm512_loadu_ps(tap + sw * 16), b1);
+          b2 = _mm512_mask_max_ps(b2, 0xFFFF, _mm512_loadu_ps(tap + 2 * sw * 16), b2);
+          b3 = _mm512_mask_max_ps(b3, 0xFFFF, _mm512_loadu_ps(tap + 3 * sw * 16), b3);
+        }
+      }
+      _mm512_storeu_ps(out_row + ow * 16, b0);
+      _mm512_storeu_ps(out_row + (ow + 1) * 16, b1);
+      _mm512_storeu_ps(out_row + (ow + 2) * 16, b2);
+      _mm512_storeu_ps(out_row + (ow + 3) * 16, b3);
+      ow += 4;
+      continue;
+    }
+    const int64_t kw_begin = std::max<int64_t>(0, -iw0), kw_end = std::min(kw_n, in_w - iw0);
+    __m512 best = lowest;
     for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
       const float* row = plane + ((ih0 + kh) * in_w + iw0) * 16;
       for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
@@ -130,6 +154,7 @@ __attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, con
       }
     }
     _mm512_storeu_ps(out_row + ow * 16, best);
+    ++ow;
   }
 }
 
