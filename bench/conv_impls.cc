@@ -7,7 +7,6 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

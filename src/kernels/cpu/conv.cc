@@ -40,7 +40,7 @@
 // 11.0 / 12.4 ms against 12.5 / 16.0 / 15.6 / 17.7 ms. At 16 channels (112x112) Winograd was slower (0.70 vs
 // 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
 // stride-1 3x3 layers took 23.9 ms instead of 29.7. That was on an Intel Xeon; on the AMD EPYC (Zen 5) host of
-// 2026-11-30 Winograd's lead is larger: 0.49 ms against ORT's 0.91 for layer1's 3x3 (ferry bench/profile_ort.py).
+// 2026-11-30 Winograd's lead is larger: 0.49 ms against ORT's 0.91 for layer1's 3x3 (bench/profile_ort.py).
 // Small planes: the 7x7 layers of layer4 at batch 1 (2x2 output tiles cover 8x8) were kept on the direct
 // convolution from 019685a to 2026-11-30, because on the Xeon Winograd there gained at most 0.7% of the run for
 // ~160 ms more session creation (packing 512x512x3x3 twice) and 18 MB. On Zen 5 they take 0.99 ms instead of 1.62
@@ -52,18 +52,18 @@
 // docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
 //
 // brgconv: an ungrouped convolution with a spatial kernel and constant weights whose X and Y are channel-blocked
-// (BlockedConv with block 8 or 16, X not plain) runs oneDNN's brgconv kernel on channels-last (nhwc), with
-// reorders from and to the blocked tensors, when oneDNN offers brgconv for it; else oneDNN's direct kernel on the
-// blocked layout. Measured on Zen 5 (oneDNN 2.6, 1 thread; `build/bin/ferry-conv-impls --cold`, which evicts the
-// weights between calls as a model run does and then matches the in-model profile within 3%): ResNet-50's stride-2 3x3 layers
-// at batch 1, nChw16c jit against nhwc brgconv: 1.07 / 1.24 / 1.82 ms against 0.99 / 0.97 / 1.35 ms (128, 256 and
-// 512 channels), at batch 8 9.3 / 9.2 / 9.2 ms against 8.1 / 7.6 / 8.3 ms; the reorders around them 0.04 / 0.02 /
-// 0.01 ms at batch 1, 0.55 / 0.15 / 0.09 ms at batch 8. Whole model against the direct kernel on nChw16c, paired
-// lock-step: 0.973 at batch 1 and 0.981 at batch 8 (1 thread). Not for plain_input (the stem convolution of 3
-// channels): reordering its 112x112 output cost MobileNet-V2 and EfficientNet-B0 3-4%. 1x1 convolutions stay on
-// oneDNN's jit_1x1 on the blocked layout: brgconv_1x1 was within +-10% of it per layer, not worth two reorders.
-// Making the whole model channels-last instead (Backend::activation_block 0) was 3.5% faster at batch 1 but 8%
-// slower at batch 8 (the Winograd layers, nChw16c only, then reorder 25 MB planes).
+// (BlockedConv with block 8 or 16, X not plain) runs oneDNN's brgconv kernel on channels-last (nhwc), with reorders
+// from and to the blocked tensors, when oneDNN offers brgconv for it; else oneDNN's direct kernel on the blocked
+// layout. Measured on Zen 5 (oneDNN 2.6, 1 thread; `build/bin/ferry-conv-impls --cold`, which evicts the weights
+// between calls as a model run does and then matches the in-model profile within 3%): ResNet-50's stride-2 3x3 layers
+// at batch 1, nChw16c jit against nhwc brgconv: 1.07 / 1.24 / 1.82 ms against 0.99 / 0.97 / 1.35 ms (128, 256 and 512
+// channels), at batch 8 9.3 / 9.2 / 9.2 ms against 8.1 / 7.6 / 8.3 ms; the reorders around them 0.04 / 0.02 / 0.01 ms
+// at batch 1, 0.55 / 0.15 / 0.09 ms at batch 8. Whole model against the direct kernel on nChw16c, paired lock-step:
+// 0.973 at batch 1 and 0.981 at batch 8 (1 thread). Not for plain_input (the stem convolution of 3 channels):
+// reordering its 112x112 output cost MobileNet-V2 and EfficientNet-B0 3-4%. 1x1 convolutions stay on oneDNN's jit_1x1
+// on the blocked layout: brgconv_1x1 was within +-10% of it per layer, not worth two reorders. Making the whole model
+// channels-last instead (Backend::activation_block 0) was 3.5% faster at batch 1 but 8% slower at batch 8 (the Winograd
+// layers, nChw16c only, then reorder 25 MB planes).
 #include <algorithm>
 #include <cstring>
 #include <optional>

@@ -1,7 +1,8 @@
-// The cpu Add/Sub/Mul/Div kernels against ref: every ISA variant (chosen with --isa and proven by the placed
-// kernel's name), every path (same shape, scalar operand on either side, channel bias, trailing-dims broadcast,
-// the general odometer, tiles of short rows with one input's row repeated, empty outputs), sizes that leave SIMD tails, edge values, threads 1 and 2, int32/int64.
-// Float results must be bit-identical to ref's (one IEEE operation per element), so the tolerance is zero.
+// The cpu Add/Sub/Mul/Div kernels against ref: every ISA variant (chosen with --isa and proven by the placed kernel's
+// name), every path (same shape, scalar operand on either side, channel bias, trailing-dims broadcast, the general
+// odometer, tiles of short rows with one input's row repeated, empty outputs), sizes that leave SIMD tails, edge
+// values, threads 1 and 2, int32/int64. Float results must be bit-identical to ref's (one IEEE operation per element),
+// so the tolerance is zero.
 #include <climits>
 
 #include "kernels/cpu/elementwise_test_util.h"
