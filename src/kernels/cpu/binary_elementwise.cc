@@ -201,6 +201,19 @@ struct BroadcastPlan {
       }
     }
   }
+
+  // Position `flat` (row-major) over the first `outer` dims: its offsets in A and B, and its index per dim into
+  // `idx` when given (an odometer's start).
+  void Locate(size_t outer, int64_t flat, int64_t* oa, int64_t* ob, int64_t* idx = nullptr) const {
+    *oa = *ob = 0;
+    for (size_t d = outer, rest = static_cast<size_t>(flat); d-- > 0;) {
+      const int64_t i = static_cast<int64_t>(rest % static_cast<size_t>(dims[d]));
+      rest /= static_cast<size_t>(dims[d]);
+      if (idx) idx[d] = i;
+      *oa += i * stride_a[d];
+      *ob += i * stride_b[d];
+    }
+  }
 };
 
 template <class T>
@@ -245,13 +258,8 @@ class BinaryKernel final : public OpKernel {
     ParallelFor(threads, n / inner, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
       // Odometer over the outer dims, started at row r0.
       std::vector<int64_t> idx(outer);
-      int64_t oa = 0, ob = 0;
-      for (size_t d = outer, rest = static_cast<size_t>(r0); d-- > 0;) {
-        idx[d] = static_cast<int64_t>(rest % static_cast<size_t>(plan.dims[d]));
-        rest /= static_cast<size_t>(plan.dims[d]);
-        oa += idx[d] * plan.stride_a[d];
-        ob += idx[d] * plan.stride_b[d];
-      }
+      int64_t oa, ob;
+      plan.Locate(outer, r0, &oa, &ob, idx.data());
       for (int64_t r = r0; r < r1; ++r) {
         T* o = po + r * inner;
         if (a_row && b_row) {
@@ -290,13 +298,8 @@ class BinaryKernel final : public OpKernel {
     ParallelFor(threads, n / inner, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1;) {
         const int64_t t = r / rows, first = r % rows, count = std::min(rows - first, r1 - r);
-        int64_t oa = 0, ob = 0;  // tile t's start in A and B
-        for (size_t d = outer, rest = static_cast<size_t>(t); d-- > 0;) {
-          const int64_t i = static_cast<int64_t>(rest % static_cast<size_t>(plan.dims[d]));
-          rest /= static_cast<size_t>(plan.dims[d]);
-          oa += i * plan.stride_a[d];
-          ob += i * plan.stride_b[d];
-        }
+        int64_t oa, ob;  // tile t's start in A and B
+        plan.Locate(outer, t, &oa, &ob);
         if (b_repeats) {
           rows_.vr(pa + oa + first * inner, pb + ob, po + r * inner, count, inner);
         } else {
