@@ -177,45 +177,31 @@ std::string SymbolicBatchModel(const OpTest& t) {
 // With a symbolic batch the kernel plans for batch 1 at creation, for the session's thread count: the weights are
 // packed then (Winograd's transform is slow: ~90 ms for 512x512x3x3), and a batch-1 run packs nothing more. On
 // AVX-512 the packed copy is in the Winograd domain (4x4 tiles for 3x3 taps: 16/9 of the weights or more), whose
-// layout oneDNN 2.6 chooses by thread count for this shape (256 channels at 14x14, as in ResNet-50's layer3).
+// layout oneDNN 2.6 chooses by thread count for some shapes (256 channels at 14x14, as in ResNet-50's layer3). 7x7
+// planes at batch 1 (ResNet-50's layer4) run Winograd too (conv.cc, "Small planes").
 TEST(CpuConv, SymbolicBatchPacksWeightsOnceAtCreation) {
   std::mt19937 rng(23);
-  OpTest t{.op = "Conv",
-           .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 256, 14, 14}, rng)),
-                      Const("w", RandomTensor(DataType::kFloat, {256, 256, 3, 3}, rng))},
-           .attributes = {Ints("pads", {1, 1, 1, 1})}};
-  const std::string bytes = SymbolicBatchModel(t);
-  const int64_t weight_bytes = 256 * 256 * 9 * 4;
   const bool avx512 = DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl});
-  for (int threads : {1, 2}) {
-    auto session = SessionFor(bytes, {"cpu"}, true, threads);
-    const int64_t packed = session->kernel_held_bytes();
-    EXPECT_GE(packed, weight_bytes) << "threads " << threads;
-    if (avx512) {
-      EXPECT_GE(packed, weight_bytes * 16 / 9) << "threads " << threads;
+  for (const auto& [channels, size] : {std::pair<int64_t, int64_t>{256, 14}, {64, 7}}) {
+    OpTest t{.op = "Conv",
+             .inputs = {In("x", RandomTensor(DataType::kFloat, {1, channels, size, size}, rng)),
+                        Const("w", RandomTensor(DataType::kFloat, {channels, channels, 3, 3}, rng))},
+             .attributes = {Ints("pads", {1, 1, 1, 1})}};
+    const std::string bytes = SymbolicBatchModel(t);
+    const int64_t weight_bytes = channels * channels * 9 * 4;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(channels) + " channels at " + std::to_string(size) + "x" + std::to_string(size) +
+                   ", threads " + std::to_string(threads));
+      auto session = SessionFor(bytes, {"cpu"}, true, threads);
+      const int64_t packed = session->kernel_held_bytes();
+      EXPECT_GE(packed, weight_bytes);
+      if (avx512) {
+        EXPECT_GE(packed, weight_bytes * 16 / 9) << "no Winograd copy packed at creation";
+      }
+      session->Run(Feeds(t));
+      EXPECT_EQ(session->kernel_held_bytes(), packed) << "the batch-1 run packed another copy";
     }
-    session->Run(Feeds(t));
-    EXPECT_EQ(session->kernel_held_bytes(), packed) << "threads " << threads;
   }
-}
-
-// 7x7 planes at batch 1 (ResNet-50's layer4) run Winograd too (conv.cc, "Small planes"): the Winograd copy of the
-// weights (16/9 of them or more) is packed at creation, and a batch-1 run packs nothing more.
-TEST(CpuConv, SmallPlanesAtBatchOneRunWinograd) {
-  if (!DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl})) {
-    GTEST_SKIP() << "oneDNN's Winograd kernels need AVX-512";
-  }
-  std::mt19937 rng(29);
-  OpTest t{.op = "Conv",
-           .inputs = {In("x", RandomTensor(DataType::kFloat, {1, 64, 7, 7}, rng)),
-                      Const("w", RandomTensor(DataType::kFloat, {64, 64, 3, 3}, rng))},
-           .attributes = {Ints("pads", {1, 1, 1, 1})}};
-  const int64_t weight_bytes = 64 * 64 * 9 * 4;
-  auto session = SessionFor(SymbolicBatchModel(t), {"cpu"}, true, 1);
-  const int64_t packed = session->kernel_held_bytes();
-  EXPECT_GE(packed, weight_bytes * 16 / 9) << "batch 1 did not pack a Winograd copy at creation";
-  session->Run(Feeds(t));
-  EXPECT_EQ(session->kernel_held_bytes(), packed) << "the batch-1 run packed another copy";
 }
 
 TEST(CpuConv, RefusedConfigurationsFallBackToRef) {
