@@ -23,7 +23,9 @@ void FixInputShapes(ir::Model& model, const std::map<std::string, std::vector<in
   std::map<std::string, std::pair<int64_t, std::string>> symbols;  // symbol -> (value, input that bound it)
   std::vector<std::pair<ir::Value*, const std::vector<int64_t>*>> fixes;
   for (const auto& [name, dims] : shapes) {
-    auto it = std::find_if(inputs.begin(), inputs.end(), [&](const ir::Value* v) { return v->name() == name; });
+    // `wanted`, not `name`: clang before 16 cannot capture a structured binding (the fuzz build is clang's).
+    auto it = std::find_if(inputs.begin(), inputs.end(),
+                           [&wanted = name](const ir::Value* v) { return v->name() == wanted; });
     const std::string where = model.Describe() + ": input '" + name + "'";
     if (it == inputs.end()) {
       std::string known;
