@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ferry/error.h"
+#include "ferry/limits.h"
 #include "ferry/placement_report.h"
 #include "ferry/tensor.h"
 #include "ferry/value.h"
@@ -30,7 +31,8 @@ struct SessionOptions {
   // Custom-op plugins (shared libraries, include/ferry/plugin.h) to load before placement. Each adds a backend
   // named after its file (libfoo_ops.so -> "foo_ops"), appended to `backends` unless listed there already.
   std::vector<std::string> plugins;
-  // Intra-op threads per run (0 = all hardware threads).
+  // Intra-op threads per run: 0 (all hardware threads, at most kMaxThreads) to kMaxThreads (ferry/limits.h: 1024);
+  // anything else is an InvalidArgumentError at creation.
   int threads = 0;
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
   // FERRY_ISA). Kernels needing a missing extension are not placed.

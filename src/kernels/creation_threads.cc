@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "ferry/limits.h"
+
 namespace ferry {
 namespace {
 thread_local int creation_threads = 0;  // 0: none set
@@ -10,11 +12,11 @@ thread_local int creation_threads = 0;  // 0: none set
 
 int CreationThreads() {
   if (creation_threads > 0) return creation_threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
 }
 
 ScopedCreationThreads::ScopedCreationThreads(int threads) : saved_(creation_threads) {
-  creation_threads = std::max(threads, 0);
+  creation_threads = std::clamp(threads, 0, kMaxThreads);
 }
 
 ScopedCreationThreads::~ScopedCreationThreads() { creation_threads = saved_; }

@@ -6,7 +6,8 @@
 
 namespace ferry {
 
-// The count a ScopedCreationThreads on this thread set, else all hardware threads (at least 1).
+// The count a ScopedCreationThreads on this thread set, else all hardware threads (at least 1); never above
+// kMaxThreads (ferry/limits.h).
 int CreationThreads();
 
 // Sets CreationThreads() on this thread for its lifetime (the executor, while it creates a session's kernels).

@@ -1,12 +1,14 @@
 // Session orchestrates the stages (import -> inline functions -> place -> compile -> run); it owns no algorithm.
 #include "ferry/session.h"
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
 #include "backends/backend.h"
 #include "core/buffer_pool.h"
 #include "core/jit_code_memory.h"
+#include "ferry/limits.h"
 #include "ir/dump.h"
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
@@ -59,6 +61,11 @@ IoInfo MakeIoInfo(const ir::Value& v) {
 std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const SessionOptions& options) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  if (options.threads < 0 || options.threads > kMaxThreads) {
+    throw InvalidArgumentError("session options: threads = " + std::to_string(options.threads) +
+                               " is out of range: expected 0 (all hardware threads) to " +
+                               std::to_string(kMaxThreads));
+  }
   if (options.deterministic && options.threads <= 0) {
     // "All hardware threads" differs between machines, and the cpu backend's results depend on the thread count.
     throw InvalidArgumentError(
@@ -66,7 +73,7 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
         " means all hardware threads, which differs between machines); set threads (`--threads N`)");
   }
   if (impl->options.threads <= 0) {
-    impl->options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    impl->options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
   }
   if (options.backends.empty()) throw InvalidArgumentError("session options: the backend list is empty");
   runtime::PlacementOptions placement_options =

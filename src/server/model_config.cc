@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ferry/error.h"
+#include "ferry/limits.h"
 
 namespace ferry::server {
 namespace {
@@ -457,7 +458,7 @@ ServeConfig ValidateModelConfig(const ParsedConfig& config, const std::string& m
       return 0;
     };
     if (key == "intra_op_thread_count") {
-      c.threads = parse_int(0, 1024);
+      c.threads = parse_int(0, kMaxThreads);
     } else if (key == "ferry_optimization_level") {
       c.optimization_level = parse_int(0, 3);
     } else if (warnings) {

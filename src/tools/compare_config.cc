@@ -4,6 +4,7 @@
 
 #include "core/parse_number.h"
 #include "ferry/error.h"
+#include "ferry/limits.h"
 
 namespace ferry::tools {
 namespace {
@@ -61,7 +62,7 @@ CompareConfig ParseCompareConfig(const std::string& text, const std::string& fla
       c.options.optimization_level = ParseInt(value, 0, 3, token, where);
     } else if (key == "threads") {
       need(true);
-      c.options.threads = ParseInt(value, 0, 4096, token, where);
+      c.options.threads = ParseInt(value, 0, kMaxThreads, token, where);
     } else if (key == "deterministic") {
       need(false);
       c.options.deterministic = true;
