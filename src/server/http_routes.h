@@ -25,6 +25,7 @@ struct HttpReply {
   std::string content_type = "application/json";
   std::string body;
   std::optional<size_t> header_length;  // binary responses
+  bool close_connection = false;        // the transport closes the connection after sending it
 };
 
 // Answers the REST form of the KServe v2 endpoints; what they do is the InferenceService's (shared with gRPC).
