@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "core/parse_number.h"
 #include "ferry/error.h"
+#include "ferry/limits.h"
 #include "session_flags.h"
 #include "tools/bench.h"
 #include "tools/bench_report.h"
@@ -67,17 +68,15 @@ std::string CheckTarget(const CLI::App& cmd, const BenchArgs& a) {
   return "";
 }
 
-// A comma-separated list of integers >= `min` ("1,2,4"); an error message, or "" when `text` is one.
+// A comma-separated list of integers in `min`..`max` ("1,2,4"); an error message, or "" when `text` is one.
 template <typename T>
-std::string ParseIntList(const std::string& text, T min, std::vector<T>* out) {
+std::string ParseIntList(const std::string& text, T min, T max, std::vector<T>* out) {
   std::vector<T> values;
   for (const std::string& item : SplitList(text)) {
     const std::optional<int64_t> v = ParseInt64(item);
     if (!v) return "'" + item + "' is not an integer";
     if (*v < static_cast<int64_t>(min)) return std::to_string(*v) + " is below " + std::to_string(min);
-    if (*v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
-      return std::to_string(*v) + " is above " + std::to_string(std::numeric_limits<T>::max());
-    }
+    if (*v > static_cast<int64_t>(max)) return std::to_string(*v) + " is above " + std::to_string(max);
     values.push_back(static_cast<T>(*v));
   }
   if (values.empty()) return "the list is empty";
@@ -99,8 +98,8 @@ std::string ParsePercentiles(const std::string& text, std::vector<double>* out) 
 }
 
 template <typename T>
-CLI::Validator IntList(T min) {
-  return CLI::Validator([min](std::string& s) { return ParseIntList<T>(s, min, nullptr); }, "LIST");
+CLI::Validator IntList(T min, T max = std::numeric_limits<T>::max()) {
+  return CLI::Validator([min, max](std::string& s) { return ParseIntList<T>(s, min, max, nullptr); }, "LIST");
 }
 
 // One updating line on a terminal: configuration i/n, what it is doing, elapsed time, the p50 so far.
@@ -127,12 +126,18 @@ void ShowProgress(const tools::BenchProgress& p) {
 int Bench(const BenchArgs& a) {
   tools::BenchOptions o;
   o.model = a.model;
-  o.session = a.session.Options();
-  ParseInputFlags(a.shapes, a.ranges, o.inputs);
+  try {  // a malformed or repeated --shape or --range, a malformed --pin: usage errors
+    o.session = a.session.Options();
+    ParseInputFlags(a.shapes, a.ranges, o.inputs);
+  } catch (const InvalidArgumentError& e) {
+    std::cerr << "ferry bench: " << e.what() << "\n";
+    return 2;
+  }
   o.inputs.seed = a.seed;
-  ParseIntList<int64_t>(a.batches, 1, &o.batches);  // validated while parsing the command line
-  ParseIntList<int>(a.threads, 0, &o.threads);
-  ParseIntList<int>(a.concurrency, 1, &o.concurrency);
+  // Validated while parsing the command line (the validators below), with the same bounds.
+  ParseIntList<int64_t>(a.batches, 1, std::numeric_limits<int64_t>::max(), &o.batches);
+  ParseIntList<int>(a.threads, 0, kMaxThreads, &o.threads);
+  ParseIntList<int>(a.concurrency, 1, kMaxThreads, &o.concurrency);
   ParsePercentiles(a.percentiles, &o.percentiles);
   o.warmup = a.warmup;
   o.iterations = a.iterations;
@@ -200,13 +205,16 @@ Command AddBenchCommand(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "latency and throughput over batch sizes, threads and concurrency");
   cmd->add_option("model", args->model, "model.onnx (or --server URL --model NAME)");
-  cmd->add_option("--batch", args->batches, "batch sizes, comma-separated (default 1): dim 0 of every input")
+  cmd->add_option("--batch", args->batches, "batch sizes, comma-separated (default 1): dim 0 of every input whose dim 0 is "
+                  "symbolic (a model without one runs at its own shapes)")
       ->check(IntList<int64_t>(1));
-  cmd->add_option("--threads", args->threads, "intra-op thread counts, comma-separated (default 0 = all cores)")
-      ->check(IntList<int>(0));
+  cmd->add_option("--threads", args->threads,
+                  "intra-op thread counts, comma-separated (default 0 = all cores; at most 1024)")
+      ->check(IntList<int>(0, kMaxThreads));
   cmd->add_option("--concurrency", args->concurrency,
-                  "requests in flight on the one session, each from its own thread; comma-separated (default 1)")
-      ->check(IntList<int>(1));
+                  "requests in flight on the one session, each from its own thread; comma-separated (default 1; "
+                  "at most 1024)")
+      ->check(IntList<int>(1, kMaxThreads));
   auto* duration = cmd->add_option("--duration", args->duration_s,
                                    "seconds of measured requests per configuration (default 2)")
                        ->check(CLI::PositiveNumber);

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "memory_json.h"
 #include "placement_flags.h"
+#include "session_flags.h"
 #include "core/human_format.h"
 #include "core/isa.h"
 #include "core/parse_number.h"
@@ -194,6 +195,7 @@ int Check(const CheckArgs& a) {
     if (!a.cc.empty()) options.compute_capability = ParseComputeCapability(a.cc);
     for (const auto& s : a.shapes) {
       auto [name, dims] = tools::ParseAssignment(s, "--shape");
+      if (options.shapes.count(name)) throw InvalidArgumentError("--shape " + name + " is given twice");
       options.shapes[name] = tools::ParseDims(dims, "--shape " + name);
     }
     if (!a.profile.empty() && a.html.empty()) {
@@ -316,8 +318,8 @@ Command AddCheckCommand(CLI::App& app) {
       ->type_name("BYTES");
   cmd->add_option("--threads", args->threads,
                   "with --memory: the intra-op threads the session will run with (0 = all cores; oneDNN sizes its "
-                  "scratchpads, and the ref GEMM its per-thread panels, by it)")
-      ->check(CLI::NonNegativeNumber);
+                  "scratchpads, and the ref GEMM its per-thread panels, by it; at most 1024)")
+      ->check(ThreadCount());
   cmd->add_flag("-v,--verbose", args->verbose, "list every node, not only the ones that are not native");
   AddPlacementFlags(*cmd, args->placement);
   return [args] { return Check(*args); };

@@ -52,7 +52,12 @@ tools::CompareSetup ParseSetup(const CompareArgs& a) {
   s.trials = a.trials > 0 ? a.trials : 1;
   if (!(a.atol >= 0) || !(a.rtol >= 0)) throw InvalidArgumentError("--atol and --rtol must be >= 0");
   s.tolerance.all = {a.atol, a.rtol};
-  for (const std::string& p : a.per_output) s.tolerance.by_name.insert(tools::ParsePerOutputTolerance(p, a.rtol));
+  for (const std::string& p : a.per_output) {
+    auto [name, tolerance] = tools::ParsePerOutputTolerance(p, a.rtol);
+    if (!s.tolerance.by_name.emplace(name, tolerance).second) {
+      throw InvalidArgumentError("--per-output " + name + " is given twice");
+    }
+  }
   return s;
 }
 

@@ -49,11 +49,19 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 int Run(const RunArgs& a) {
-  SessionOptions options = a.session.Options();
-  options.threads = a.threads;
+  // The flags' own values first: a malformed or repeated --input, --shape or --range, or a malformed --pin, is a
+  // usage error (exit 2), before the model is read.
+  SessionOptions options;
   tools::InputSpec spec;
-  for (const auto& s : a.inputs) spec.files.insert(tools::ParseAssignment(s, "--input"));
-  ParseInputFlags(a.shapes, a.ranges, spec);
+  try {
+    options = a.session.Options();
+    ParseInputFiles(a.inputs, spec);
+    ParseInputFlags(a.shapes, a.ranges, spec);
+  } catch (const InvalidArgumentError& e) {
+    std::cerr << "ferry run: " << e.what() << "\n";
+    return 2;
+  }
+  options.threads = a.threads;
   if (a.batch >= 0) spec.batch = a.batch;
   spec.random = a.random;
   spec.seed = a.seed;
@@ -234,7 +242,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_flag("--lockstep", args->lockstep,
                 "for benchmark drivers: print \"ready\", then run once per line read on stdin and print that run's "
                 "latency (ms) on a line, until end of input; then the usual summary (--repeat is ignored)");
-  cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores)");
+  cmd->add_option("--threads", args->threads, "intra-op threads (0 = all cores; at most 1024)")->check(ThreadCount());
   AddSessionFlags(*cmd, args->session);
   cmd->add_option("--dump-ir", args->dump_ir, "write the graph the session runs (after the passes) as IR text to FILE");
   cmd->add_option("--profile", args->profile,

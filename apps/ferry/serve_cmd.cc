@@ -7,6 +7,7 @@
 #endif
 
 #include "commands.h"
+#include "session_flags.h"
 #include "ferry/error.h"
 #include "server/serve.h"
 
@@ -117,7 +118,9 @@ Command AddServeCommand(CLI::App& app) {
                   "queue bound for models whose config sets no max_queue_size (default 128; requests beyond get 503)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--backend,--backends", args->backends, "backends in priority order (default cpu,ref)");
-  cmd->add_option("--threads", args->threads, "intra-op threads per instance (default: cores / instances)");
+  cmd->add_option("--threads", args->threads,
+                  "intra-op threads per instance (default: cores / instances; 0 to 1024, 0 = the default)")
+      ->check(ThreadCount());
   cmd->add_option("--drain-timeout-secs", args->drain_secs,
                   "on SIGTERM: how long to wait for requests in flight (default 30)")
       ->check(CLI::Range(0, 3600));

@@ -1,9 +1,11 @@
 #include "session_flags.h"
 
+#include <map>
 #include <sstream>
 
 #include "core/parse_number.h"
 #include "ferry/error.h"
+#include "ferry/limits.h"
 
 namespace ferry::cli {
 
@@ -50,14 +52,34 @@ std::vector<std::string> SplitList(const std::string& s, char sep) {
   return out;
 }
 
+namespace {
+
+// Refuses the second value of a NAME=VALUE flag for the same NAME: a map keeps one of them, and which one the
+// command used would be an accident of parsing.
+void RequireFirst(const std::map<std::string, std::string>& seen, const std::string& flag, const std::string& name,
+                  const std::string& value) {
+  auto it = seen.find(name);
+  if (it != seen.end()) {
+    throw InvalidArgumentError(flag + " " + name + " is given twice ('" + it->second + "' and '" + value + "')");
+  }
+}
+
+}  // namespace
+
 void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<std::string>& ranges,
                      tools::InputSpec& spec) {
+  std::map<std::string, std::string> seen;
   for (const auto& s : shapes) {
     auto [n, v] = tools::ParseAssignment(s, "--shape");
+    RequireFirst(seen, "--shape", n, v);
+    seen[n] = v;
     spec.shapes[n] = tools::ParseDims(v, "--shape " + n);
   }
+  seen.clear();
   for (const auto& s : ranges) {
     auto [n, v] = tools::ParseAssignment(s, "--range");
+    RequireFirst(seen, "--range", n, v);
+    seen[n] = v;
     const std::vector<std::string> parts = SplitList(v);
     const std::optional<double> lo = parts.size() == 2 ? ParseDouble(parts[0]) : std::nullopt;
     const std::optional<double> hi = parts.size() == 2 ? ParseDouble(parts[1]) : std::nullopt;
@@ -65,6 +87,27 @@ void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<s
     if (!(*lo < *hi)) throw InvalidArgumentError("--range " + n + ": LO must be below HI");
     spec.ranges[n] = {*lo, *hi};
   }
+}
+
+void ParseInputFiles(const std::vector<std::string>& inputs, tools::InputSpec& spec) {
+  for (const auto& s : inputs) {
+    auto [n, v] = tools::ParseAssignment(s, "--input");
+    RequireFirst(spec.files, "--input", n, v);
+    spec.files[n] = v;
+  }
+}
+
+CLI::Validator ThreadCount() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const std::optional<int64_t> v = ParseInt64(s);
+        if (!v) return "'" + s + "' is not an integer";
+        if (*v < 0 || *v > kMaxThreads) {
+          return std::to_string(*v) + " is out of range: expected 0 (all cores) to " + std::to_string(kMaxThreads);
+        }
+        return "";
+      },
+      "INT in 0.." + std::to_string(kMaxThreads));
 }
 
 }  // namespace ferry::cli

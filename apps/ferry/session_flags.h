@@ -35,8 +35,16 @@ void AddSessionFlags(CLI::App& cmd, SessionFlags& flags);
 std::vector<std::string> SplitList(const std::string& s, char sep = ',');
 
 // Parses --shape NAME=DIMS and --range NAME=LO,HI values into `spec.shapes` and `spec.ranges`; throws
-// InvalidArgumentError naming the flag and the input for a malformed value.
+// InvalidArgumentError naming the flag and the input for a malformed value or a NAME given twice in one flag.
 void ParseInputFlags(const std::vector<std::string>& shapes, const std::vector<std::string>& ranges,
                      tools::InputSpec& spec);
+
+// Parses --input NAME=FILE values into `spec.files`; throws InvalidArgumentError for a malformed value or a NAME
+// given twice (which file would feed it is not for the command to guess).
+void ParseInputFiles(const std::vector<std::string>& inputs, tools::InputSpec& spec);
+
+// The check of an intra-op thread count flag (`--threads N`): an integer from 0 (all cores) to kMaxThreads
+// (ferry/limits.h); CLI11 reports anything else as a usage error naming the flag.
+CLI::Validator ThreadCount();
 
 }  // namespace ferry::cli

@@ -37,7 +37,7 @@ expect run_report_json 0 '^segments 1 copies 0$' -- bash -c "'$FERRY' run '$M' -
 expect run_pin 0 '[0-9]+ pinned' -- "$FERRY" run "$M" --random --report --pin Conv=ref
 expect run_pin_no_match 1 "--pin Nope=ref: the model has no node named 'Nope'" -- "$FERRY" run "$M" --random --pin Nope=ref
 expect run_pin_bad_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
-expect run_pin_malformed 1 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
+expect run_pin_malformed 2 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
 expect run_no_fallback_ok 0 'logits' -- "$FERRY" run "$M" --random --no-fallback
 expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$M" --random --backends ref --report -O 0
 expect run_ref_only_fused 0 'ai.ferry::FusedConv' -- "$FERRY" run "$M" --random --backends ref --report -v
@@ -94,7 +94,25 @@ printf 'garbage' >"$TMP/garbage.onnx"
 expect garbage_model 1 'InvalidModel.*garbage.onnx' -- "$FERRY" run "$TMP/garbage.onnx" --random
 expect wrong_input_name 1 "no input 'nope'" -- "$FERRY" run "$M" --input "nope=$ROOT/models/quickstart_cnn_input.npy"
 expect missing_input 1 "input 'input' has no value" -- "$FERRY" run "$M"
-expect bad_shape_flag 1 "bad dimension" -- "$FERRY" run "$M" --random --shape input=1xAx3
+expect bad_shape_flag 2 "ferry run: --shape input: bad dimension" -- "$FERRY" run "$M" --random --shape input=1xAx3
+# A NAME given twice in --input, --shape, --range (or compare's --per-output) is a usage error naming it, in
+# every command taking them: which value would win is not for the command to guess.
+IN="$ROOT/models/quickstart_cnn_input.npy"
+expect run_input_twice 2 "ferry run: --input input is given twice \('$IN' and '$TMP/other.npy'\)" -- \
+  "$FERRY" run "$M" --input "input=$IN" --input "input=$TMP/other.npy"
+expect run_shape_twice 2 "ferry run: --shape input is given twice \('1x3x32x32' and '2x3x32x32'\)" -- \
+  "$FERRY" run "$M" --random --shape input=1x3x32x32 --shape input=2x3x32x32
+expect run_range_twice 2 "ferry run: --range input is given twice \('0,1' and '-1,1'\)" -- \
+  "$FERRY" run "$M" --random --range input=0,1 --range input=-1,1
+expect run_two_inputs_once_each 0 'logits: float32 \[1,10\]' -- "$FERRY" run "$M" --input "input=$IN" --range input=0,1
+expect compare_shape_twice 2 "ferry compare: --shape input is given twice" -- \
+  "$FERRY" compare "$M" --shape input=1x3x32x32 --shape input=1x3x32x32
+expect compare_range_twice 2 "ferry compare: --range input is given twice" -- \
+  "$FERRY" compare "$M" --range input=0,1 --range input=0,2
+expect compare_per_output_twice 2 "ferry compare: --per-output logits is given twice" -- \
+  "$FERRY" compare "$M" --per-output logits=1e-3 --per-output logits=1e-2
+expect check_shape_twice 2 "ferry check: --shape input is given twice" -- \
+  "$FERRY" check "$M" --shape input=1x3x32x32 --shape input=2x3x32x32
 expect unknown_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --backend gpu
 
 # ferry ops: the support matrix from the registries.
@@ -149,6 +167,9 @@ expect optimize_legalize 0 'legalize +0 +yes .*-1 Mish' -- \
   "$FERRY" optimize "$MISH" "$TMP/mish_legal.onnx" --target cpu --legalize
 expect optimize_legalized_runs_on_cpu 0 'placement on cpu: 7 nodes, 7 native' -- \
   "$FERRY" run "$TMP/mish_legal.onnx" --random --backends cpu --no-fallback --report
+
+# The most intra-op threads a session takes (ferry/limits.h): it runs, more than two cores' worth or not.
+expect run_threads_max 0 'logits: float32 \[1,10\]' -- "$FERRY" run "$M" --random --threads 1024
 
 # --deterministic (docs/determinism.md): needs a fixed thread count; two processes give bitwise-identical outputs.
 expect run_deterministic_needs_threads 1 'deterministic mode needs a fixed thread count' -- \
