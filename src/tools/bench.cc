@@ -5,6 +5,7 @@
 
 #include "core/peak_rss.h"
 #include "ferry/error.h"
+#include "ferry/limits.h"
 #include "tools/bench_runner.h"
 
 namespace ferry::tools {
@@ -43,8 +44,19 @@ void Validate(const BenchOptions& o) {
   ValidateBenchSweep(o);
   if (o.threads.empty()) throw InvalidArgumentError("--threads: the list is empty");
   for (int t : o.threads) {
-    if (t < 0) throw InvalidArgumentError("--threads: thread counts must be 0 (all cores) or more, got " + std::to_string(t));
+    if (t < 0 || t > kMaxThreads) {
+      throw InvalidArgumentError("--threads: thread counts must be 0 (all cores) to " + std::to_string(kMaxThreads) +
+                                 ", got " + std::to_string(t));
+    }
   }
+}
+
+// Whether dim 0 of `info` takes the batch: the model declares it symbolic, or leaves the shape unknown and
+// --shape gives one; not when --shape makes it a scalar.
+bool IsBatched(const IoInfo& info, const std::vector<int64_t>* override_dims) {
+  if (override_dims && override_dims->empty()) return false;
+  if (!info.has_shape) return override_dims != nullptr;
+  return !info.dims.empty() && info.dims[0] < 0;
 }
 
 }  // namespace
@@ -62,21 +74,14 @@ std::map<std::string, std::vector<int64_t>> BatchedInputShapes(
     } else {
       throw InvalidArgumentError("input '" + info.name + "' has no declared shape; give --shape " + info.name + "=DIMS");
     }
-    if (dims.empty()) {
-      throw InvalidArgumentError("input '" + info.name + "' is a scalar: it has no batch dimension to set to " +
-                                 std::to_string(batch));
-    }
-    if (info.has_shape && !info.dims.empty() && info.dims[0] >= 0 && info.dims[0] != batch) {
-      throw InvalidArgumentError("input '" + info.name + "': the model fixes dimension 0 (the batch) to " +
-                                 std::to_string(info.dims[0]) + " (shape " + DimsText(info.dims) + "): expected batch " +
-                                 std::to_string(info.dims[0]) + ", got " + std::to_string(batch));
-    }
-    dims[0] = batch;
-    for (size_t i = 1; i < dims.size(); ++i) {
+    const bool batched = IsBatched(info, o != overrides.end() ? &o->second : nullptr);
+    if (batched) dims[0] = batch;
+    for (size_t i = batched ? 1 : 0; i < dims.size(); ++i) {
       if (dims[i] >= 0) continue;
       const std::string sym = i < info.dim_names.size() && !info.dim_names[i].empty() ? info.dim_names[i] : "?";
       throw InvalidArgumentError("input '" + info.name + "': dimension " + std::to_string(i) + " ('" + sym +
-                                 "') is symbolic; give --shape " + info.name + "=DIMS (dim 0 is set to each batch)");
+                                 "') is symbolic; give --shape " + info.name + "=DIMS" +
+                                 (batched ? " (dim 0 is set to each batch)" : ""));
     }
     out[info.name] = std::move(dims);
   }
@@ -91,10 +96,33 @@ std::map<std::string, std::vector<int64_t>> BatchedInputShapes(
   return out;
 }
 
+BatchSweep PlanBatchSweep(const std::vector<IoInfo>& inputs,
+                          const std::map<std::string, std::vector<int64_t>>& overrides,
+                          const std::vector<int64_t>& requested) {
+  std::optional<int64_t> shared;  // the dim 0 every non-scalar input has, while they agree
+  bool agree = true;
+  std::string described;
+  for (const IoInfo& info : inputs) {
+    auto o = overrides.find(info.name);
+    const std::vector<int64_t>* override_dims = o != overrides.end() ? &o->second : nullptr;
+    if (IsBatched(info, override_dims)) return {requested, ""};
+    if (!info.has_shape && !override_dims) continue;  // BatchedInputShapes asks for its --shape
+    const std::vector<int64_t>& dims = override_dims ? *override_dims : info.dims;
+    described += (described.empty() ? "" : ", ") + info.name + ": " + (dims.empty() ? "scalar" : DimsText(dims));
+    if (dims.empty()) continue;
+    if (shared && *shared != dims[0]) agree = false;
+    shared = dims[0];
+  }
+  BatchSweep sweep;
+  sweep.batches = {shared && agree && *shared > 0 ? *shared : 1};
+  sweep.fixed = "no input has a symbolic dim 0 (" + described + ")";
+  return sweep;
+}
+
 BenchRun RunBench(const BenchOptions& options, const std::function<void(const BenchProgress&)>& progress) {
   Validate(options);
   BenchRun run;
-  const size_t total = options.threads.size() * options.batches.size() * options.concurrency.size();
+  size_t total = options.threads.size() * options.batches.size() * options.concurrency.size();
   const auto started = Clock::now();
   size_t index = 0;
   for (int threads : options.threads) {
@@ -106,13 +134,17 @@ BenchRun RunBench(const BenchOptions& options, const std::function<void(const Be
     const double session_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     const int64_t session_peak = PeakRssBytes();
     if (run.backends.empty()) run.backends = session->placement().backends;
+    // The inputs decide the batches (the same for every session): the requested ones, or the one the model fixes.
+    const BatchSweep sweep = PlanBatchSweep(session->inputs(), options.inputs.shapes, options.batches);
+    run.fixed_batch = sweep.fixed;
+    total = options.threads.size() * sweep.batches.size() * options.concurrency.size();
     // Every batch's shapes first, so that a batch the model cannot take fails before anything runs.
     std::vector<std::map<std::string, std::vector<int64_t>>> shapes;
-    for (int64_t b : options.batches) shapes.push_back(BatchedInputShapes(session->inputs(), options.inputs.shapes, b));
-    for (size_t bi = 0; bi < options.batches.size(); ++bi) {
+    for (int64_t b : sweep.batches) shapes.push_back(BatchedInputShapes(session->inputs(), options.inputs.shapes, b));
+    for (size_t bi = 0; bi < sweep.batches.size(); ++bi) {
       for (int concurrency : options.concurrency) {
         BenchResult r;
-        r.config = {options.batches[bi], threads, concurrency};
+        r.config = {sweep.batches[bi], threads, concurrency};
         r.session_ms = session_ms;
         r.session_peak_rss_bytes = session_peak;
         r.rss_reset = ResetPeakRss() && reset_for_session;

@@ -1,6 +1,6 @@
 // The runner behind `ferry bench`: a model timed over the cross product of batch sizes, intra-op thread counts
 // and concurrency levels (docs/bench.md). One session per thread count (its creation timed); per batch, random
-// inputs whose dim 0 is the batch; per configuration, warm-up requests (discarded), then requests until a count
+// inputs whose dim 0 is the batch (a model that fixes its batch runs at its own shapes); per configuration, warm-up requests (discarded), then requests until a count
 // or a duration is reached, issued by `concurrency` threads calling Session::RunValues on the one session (the
 // loop is tools/bench_runner.h, shared with `ferry bench --server`, tools/bench_server.h).
 #pragma once
@@ -33,11 +33,27 @@ struct BenchOptions {
   std::vector<double> percentiles = {50, 90, 99};
 };
 
-// The dims of every input of a model for one batch size: `overrides` (from --shape) or the declared dims, with
-// dim 0 set to `batch`. Throws InvalidArgumentError naming the input when it is a scalar or has no declared
-// shape, when the model fixes dim 0 to another size (expected vs got), or when another dim stays symbolic.
+// The dims of every input of a model for one batch size: `overrides` (from --shape) or the declared dims. The
+// batched inputs — those whose declared dim 0 is symbolic, and those whose shape the model leaves unknown and
+// `overrides` gives (not as a scalar) — get dim 0 set to `batch`; the others (scalars, inputs whose dim 0 the model
+// fixes) keep their dims. Throws InvalidArgumentError naming the input when it has no declared shape and no
+// override, when a dim other than a batched input's dim 0 stays symbolic, or when `overrides` names no input.
 std::map<std::string, std::vector<int64_t>> BatchedInputShapes(
     const std::vector<IoInfo>& inputs, const std::map<std::string, std::vector<int64_t>>& overrides, int64_t batch);
+
+// The batch sizes a sweep runs. With a batched input (see BatchedInputShapes), the requested ones. Without one —
+// every input is a scalar or fixes its dim 0 — the model fixes the batch: the sweep runs one batch, at the inputs'
+// own shapes, whose size is the dim 0 the non-scalar inputs share (4 for inputs 4x3 and 4x8), or 1 when they share
+// none (scalars only, or different sizes); `fixed` then says so.
+struct BatchSweep {
+  std::vector<int64_t> batches;
+  // "" when the requested batches run; else why the model fixes the batch, naming the inputs:
+  // "no input has a symbolic dim 0 (x: 4x3, s: scalar)".
+  std::string fixed;
+};
+BatchSweep PlanBatchSweep(const std::vector<IoInfo>& inputs,
+                          const std::map<std::string, std::vector<int64_t>>& overrides,
+                          const std::vector<int64_t>& requested);
 
 struct BenchConfig {
   int64_t batch = 1;
@@ -95,6 +111,9 @@ struct BenchRun {
   std::vector<std::string> backends;  // of the first session (the placement's backends); empty for a server
   std::optional<BenchServerInfo> server;  // set when the run drove a server
   std::vector<BenchResult> results;   // in run order: threads, then batch, then concurrency
+  // Set when the model fixes the batch (BatchSweep::fixed): the results are at that one batch, whichever were
+  // requested.
+  std::string fixed_batch;
 };
 
 // Runs every configuration. Throws ferry::Error for a model that cannot be loaded, inputs that cannot be made,

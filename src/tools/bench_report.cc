@@ -91,6 +91,10 @@ std::string FormatBenchTable(const BenchReport& report) {
   if (o.iterations > 0) out << o.iterations << " measured requests";
   else out << Fixed(o.duration_s, 1) << " s of requests";
   out << " per configuration after " << o.warmup << " warm-up; random inputs (seed " << o.inputs.seed << ")\n";
+  if (!report.run.fixed_batch.empty() && !report.run.results.empty()) {
+    out << "batch " << report.run.results.front().config.batch << ", fixed by the model: "
+        << report.run.fixed_batch << "; --batch does not apply\n";
+  }
   // Columns: batch, threads, concurrency, the requested percentiles, mean ± std, inf/s, session, peak RSS; for a
   // server no threads, session or RSS (they are the server's) but the failed requests.
   std::vector<std::string> header = {"batch"};
@@ -212,6 +216,11 @@ std::string FormatBenchJson(const BenchReport& report) {
                        : !report.run.results.empty() && !report.run.results.front().rss_reset ? Json("process")
                                                                                                : Json("configuration");
   j["errors"] = BenchErrorCount(report.run);
+  if (!report.run.fixed_batch.empty() && !report.run.results.empty()) {
+    j["fixed_batch"] = {{"batch", report.run.results.front().config.batch}, {"reason", report.run.fixed_batch}};
+  } else {
+    j["fixed_batch"] = nullptr;
+  }
   Json configs = Json::array();
   for (const BenchResult& r : report.run.results) {
     Json lat{{"mean", r.latency.mean}, {"stddev", r.latency.stddev}, {"min", r.latency.min}, {"max", r.latency.max}};

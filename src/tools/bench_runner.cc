@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "ferry/error.h"
+#include "ferry/limits.h"
 
 namespace ferry::tools {
 namespace {
@@ -117,7 +118,10 @@ void ValidateBenchSweep(const BenchOptions& o) {
   }
   if (o.concurrency.empty()) throw InvalidArgumentError("--concurrency: the list is empty");
   for (int c : o.concurrency) {
-    if (c < 1) throw InvalidArgumentError("--concurrency: must be at least 1, got " + std::to_string(c));
+    if (c < 1 || c > kMaxThreads) {  // a thread per request in flight
+      throw InvalidArgumentError("--concurrency: must be 1 to " + std::to_string(kMaxThreads) + ", got " +
+                                 std::to_string(c));
+    }
   }
   if (o.warmup < 0) throw InvalidArgumentError("--warmup: must be 0 or more");
   if ((o.iterations > 0) == (o.duration_s > 0)) {

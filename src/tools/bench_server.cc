@@ -139,9 +139,12 @@ BenchRun RunServerBench(const ServerBenchOptions& options, KServeBenchTransport&
   server.max_batch_size = info.max_batch_size;
   run.server = server;
 
-  // Every batch's request first, so that a batch the model cannot take fails before anything runs.
+  // Every batch's request first, so that a batch the model cannot take fails before anything runs. The metadata's
+  // shapes decide the batches: the requested ones, or the one a model without a batch dim fixes.
+  const BatchSweep batches = PlanBatchSweep(info.inputs, sweep.inputs.shapes, sweep.batches);
+  run.fixed_batch = batches.fixed;
   std::vector<BenchClientFactory> requests;
-  for (int64_t b : sweep.batches) {
+  for (int64_t b : batches.batches) {
     if (info.max_batch_size > 0 && b > info.max_batch_size) {
       throw InvalidArgumentError("--batch " + std::to_string(b) + ": model '" + options.model +
                                  "' takes batches of at most " + std::to_string(info.max_batch_size) +
@@ -154,13 +157,13 @@ BenchRun RunServerBench(const ServerBenchOptions& options, KServeBenchTransport&
     spec.random = true;
     requests.push_back(transport.PrepareInfer(BuildInputs(info.inputs, spec), info));
   }
-  const size_t total = sweep.batches.size() * sweep.concurrency.size();
+  const size_t total = batches.batches.size() * sweep.concurrency.size();
   const auto started = std::chrono::steady_clock::now();
   size_t index = 0;
-  for (size_t bi = 0; bi < sweep.batches.size(); ++bi) {
+  for (size_t bi = 0; bi < batches.batches.size(); ++bi) {
     for (int concurrency : sweep.concurrency) {
       BenchResult r;
-      r.config = {sweep.batches[bi], 0, concurrency};
+      r.config = {batches.batches[bi], 0, concurrency};
       std::vector<std::unique_ptr<BenchClient>> clients;
       for (int i = 0; i < concurrency; ++i) clients.push_back(requests[bi]());
       BenchProgress p;

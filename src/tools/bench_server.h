@@ -48,8 +48,9 @@ class KServeBenchTransport {
 std::unique_ptr<KServeBenchTransport> MakeHttpBenchTransport(const ServerBenchOptions& options);
 
 // Runs every (batch, concurrency) configuration in that order; results have threads 0, no session or memory
-// figures, and errors / first_error. Throws InvalidArgumentError for bad options, a server that cannot be
-// reached, a model it does not serve, or a batch the model cannot take (over max_batch_size, fixed dim 0).
+// figures, and errors / first_error; a model whose metadata has no batch dim runs its one batch (PlanBatchSweep).
+// Throws InvalidArgumentError for bad options, a server that cannot be reached, a model it does not serve, or a
+// batch over the config's max_batch_size.
 BenchRun RunServerBench(const ServerBenchOptions& options, KServeBenchTransport& transport,
                         const std::function<void(const BenchProgress&)>& progress = {});
 

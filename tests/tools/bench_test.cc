@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/error.h"
+#include "ferry/limits.h"
 #include "testing/model_builder.h"
 #include "tools/bench_report.h"
 #include "tools/bench_stats.h"
@@ -156,18 +157,49 @@ std::string ErrorOf(const std::function<void()>& f) {
 TEST(BenchInputs, BatchedInputShapes) {
   const std::vector<IoInfo> sym = {Input("x", {-1, 3, 8, 8}, {"N", "", "", ""})};
   EXPECT_EQ(BatchedInputShapes(sym, {}, 4).at("x"), std::vector<int64_t>({4, 3, 8, 8}));
+  // Inputs without a symbolic dim 0 (a fixed one, a scalar) keep their shapes, beside a batched input too.
   const std::vector<IoInfo> fixed = {Input("x", {1, 3})};
   EXPECT_EQ(BatchedInputShapes(fixed, {}, 1).at("x"), std::vector<int64_t>({1, 3}));
-  const std::string mismatch = ErrorOf([&] { BatchedInputShapes(fixed, {}, 4); });
-  EXPECT_NE(mismatch.find("input 'x'"), std::string::npos) << mismatch;
-  EXPECT_NE(mismatch.find("expected batch 1, got 4"), std::string::npos) << mismatch;
+  EXPECT_EQ(BatchedInputShapes(fixed, {}, 4).at("x"), std::vector<int64_t>({1, 3}));
+  const std::vector<IoInfo> mixed = {sym[0], Input("s", {}), Input("w", {5, 3})};
+  const auto m = BatchedInputShapes(mixed, {}, 2);
+  EXPECT_EQ(m.at("x"), std::vector<int64_t>({2, 3, 8, 8}));
+  EXPECT_EQ(m.at("s"), std::vector<int64_t>());
+  EXPECT_EQ(m.at("w"), std::vector<int64_t>({5, 3}));
   const std::vector<IoInfo> seq = {Input("ids", {-1, -1}, {"batch", "seq"})};
   const std::string symbolic = ErrorOf([&] { BatchedInputShapes(seq, {}, 2); });
   EXPECT_NE(symbolic.find("dimension 1 ('seq') is symbolic; give --shape ids=DIMS"), std::string::npos) << symbolic;
   EXPECT_EQ(BatchedInputShapes(seq, {{"ids", {1, 128}}}, 8).at("ids"), std::vector<int64_t>({8, 128}));
-  EXPECT_NE(ErrorOf([&] { BatchedInputShapes({Input("s", {})}, {}, 2); }).find("'s' is a scalar"), std::string::npos);
+  const std::string fixed_symbolic = ErrorOf([&] { BatchedInputShapes({Input("t", {4, -1}, {"", "T"})}, {}, 2); });
+  EXPECT_NE(fixed_symbolic.find("input 't': dimension 1 ('T') is symbolic"), std::string::npos) << fixed_symbolic;
+  IoInfo unknown = Input("u", {});
+  unknown.has_shape = false;
+  EXPECT_NE(ErrorOf([&] { BatchedInputShapes({unknown}, {}, 2); }).find("'u' has no declared shape"), std::string::npos);
+  EXPECT_EQ(BatchedInputShapes({unknown}, {{"u", {1, 7}}}, 3).at("u"), std::vector<int64_t>({3, 7}));
   EXPECT_NE(ErrorOf([&] { BatchedInputShapes(sym, {{"nope", {1}}}, 2); }).find("no input 'nope' (inputs: x)"),
             std::string::npos);
+}
+
+TEST(BenchInputs, PlanBatchSweepRunsTheModelsOwnBatchWhenItFixesIt) {
+  const std::vector<int64_t> requested = {1, 2, 8};
+  const std::vector<IoInfo> sym = {Input("x", {-1, 3}, {"N", ""}), Input("s", {})};
+  BatchSweep swept = PlanBatchSweep(sym, {}, requested);
+  EXPECT_EQ(swept.batches, requested);
+  EXPECT_EQ(swept.fixed, "");
+  // Every input fixes dim 0, the same size: that is the batch.
+  BatchSweep four = PlanBatchSweep({Input("x", {4, 3}), Input("y", {4, 8}), Input("s", {})}, {}, requested);
+  EXPECT_EQ(four.batches, std::vector<int64_t>({4}));
+  EXPECT_EQ(four.fixed, "no input has a symbolic dim 0 (x: 4x3, y: 4x8, s: scalar)");
+  // Scalars only, or different leading sizes: one inference per request.
+  EXPECT_EQ(PlanBatchSweep({Input("s", {})}, {}, requested).batches, std::vector<int64_t>({1}));
+  BatchSweep differ = PlanBatchSweep({Input("x", {4, 3}), Input("v", {7})}, {}, requested);
+  EXPECT_EQ(differ.batches, std::vector<int64_t>({1}));
+  EXPECT_NE(differ.fixed, "");
+  // --shape decides for an input whose shape the model leaves unknown.
+  IoInfo unknown = Input("u", {});
+  unknown.has_shape = false;
+  EXPECT_EQ(PlanBatchSweep({unknown}, {{"u", {1, 7}}}, requested).batches, requested);
+  EXPECT_EQ(PlanBatchSweep({unknown}, {{"u", {}}}, requested).batches, std::vector<int64_t>({1}));
 }
 
 TEST(BenchSvg, NiceTicksAndEscaping) {
@@ -305,15 +337,79 @@ TEST(BenchRunner, DurationModeRunsAtLeastOneRequestPerWorker) {
   EXPECT_GT(run.results[0].throughput, 0);
 }
 
+// y = x * s with x: float32[4, 3] (a batch the model fixes at 4) and s a scalar: no input takes --batch.
+std::string FixedBatchScalarModel() {
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {4, 3});
+  b.Input("s", onnx::TensorProto::FLOAT, {});
+  b.graph().mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0, not unknown
+  b.Output("y", onnx::TensorProto::FLOAT, {4, 3});
+  b.Node("Mul", {"x", "s"}, {"y"});
+  return ferry::testing::WriteTempFile(b.Bytes(), "bench_fixed_scalar.onnx");
+}
+
+TEST(BenchRunner, AModelThatFixesItsBatchRunsAtItsOwnShapes) {
+  BenchOptions o;
+  o.model = FixedBatchScalarModel();
+  o.batches = {1, 2};  // not the model's: reported, not an error
+  o.threads = {1};
+  o.concurrency = {1, 2};
+  o.warmup = 1;
+  o.iterations = 3;
+  size_t total = 0;
+  BenchRun run = RunBench(o, [&](const BenchProgress& p) { total = p.total; });
+  ASSERT_EQ(run.results.size(), 2u);  // one batch x two concurrency levels
+  EXPECT_EQ(total, 2u);
+  for (const BenchResult& r : run.results) {
+    EXPECT_EQ(r.config.batch, 4);
+    EXPECT_EQ(r.requests, 3);
+    EXPECT_EQ(r.inferences, 12);
+  }
+  EXPECT_EQ(run.fixed_batch, "no input has a symbolic dim 0 (x: 4x3, s: scalar)");
+  BenchReport report;
+  report.options = o;
+  report.run = run;
+  AnalyzeBench(report);
+  const std::string table = FormatBenchTable(report);
+  EXPECT_NE(table.find("batch 4, fixed by the model: no input has a symbolic dim 0 (x: 4x3, s: scalar); --batch "
+                       "does not apply"),
+            std::string::npos)
+      << table;
+  const auto j = nlohmann::json::parse(FormatBenchJson(report));
+  EXPECT_EQ(j["fixed_batch"]["batch"], 4);
+  EXPECT_EQ(j["analysis"]["series"][0]["batches"], nlohmann::json::array({4}));
+  // A swept model reports no fixed batch.
+  o.model = TinyModel(true);
+  report.run = RunBench(o);
+  EXPECT_EQ(report.run.fixed_batch, "");
+  EXPECT_TRUE(nlohmann::json::parse(FormatBenchJson(report))["fixed_batch"].is_null());
+}
+
+TEST(BenchRunner, ThreadCountsAndConcurrencyAreBounded) {
+  BenchOptions o;
+  o.model = TinyModel(true);
+  o.iterations = 1;
+  for (int bad : {-1, kMaxThreads + 1, 100000}) {
+    o.threads = {bad};
+    const std::string e = ErrorOf([&] { RunBench(o); });
+    EXPECT_NE(e.find("--threads: thread counts must be 0 (all cores) to 1024, got " + std::to_string(bad)),
+              std::string::npos)
+        << e;
+  }
+  o.threads = {1};
+  o.concurrency = {kMaxThreads + 1};
+  const std::string e = ErrorOf([&] { RunBench(o); });
+  EXPECT_NE(e.find("--concurrency: must be 1 to 1024, got 1025"), std::string::npos) << e;
+}
+
 TEST(BenchRunner, ErrorsNameTheProblem) {
   BenchOptions o;
-  o.model = TinyModel(false);
-  o.batches = {1, 2};
+  o.model = TinyModel(true);
   o.iterations = 1;
+  o.inputs.shapes = {{"nope", {1, 4}}};
   const std::string e = ErrorOf([&] { RunBench(o); });
-  EXPECT_NE(e.find("input 'x'"), std::string::npos) << e;
-  EXPECT_NE(e.find("expected batch 1, got 2"), std::string::npos) << e;
-  o.batches = {1};
+  EXPECT_NE(e.find("--shape: the model has no input 'nope' (inputs: x)"), std::string::npos) << e;
+  o.inputs.shapes.clear();
   o.duration_s = 1;  // and iterations
   EXPECT_NE(ErrorOf([&] { RunBench(o); }).find("either a number of iterations or a duration"), std::string::npos);
   o.duration_s = 0;
