@@ -11,6 +11,8 @@ namespace {
 
 using Contents = inference::InferTensorContents;
 
+constexpr int64_t kMaxElements = int64_t{1} << 40;  // per input tensor, and per dim
+
 std::string DimsText(const Shape& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
@@ -103,6 +105,12 @@ Tensor FromTyped(DataType dtype, const Shape& shape, int64_t count, const Conten
 Tensor FromRaw(DataType dtype, const Shape& shape, int64_t count, const std::string& bytes, const std::string& input,
                const std::string& type_name) {
   if (dtype == DataType::kString) {
+    // Each element takes 4 bytes of length at least: a count the data cannot hold is refused before `count`
+    // strings are allocated.
+    if (static_cast<uint64_t>(count) > bytes.size() / 4) {
+      throw BadRequest("input '" + input + "': raw BYTES data has " + std::to_string(bytes.size()) +
+                       " bytes, too few for " + std::to_string(count) + " elements (4 bytes of length each)");
+    }
     Tensor t(dtype, shape);
     size_t at = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -172,7 +180,11 @@ InferRequest DecodeGrpcInfer(const inference::ModelInferRequest& req, const Serv
     for (int64_t d : in.shape()) {
       if (d < 0) throw BadRequest("input '" + name + "': shape " + DimsText({in.shape().begin(), in.shape().end()}) +
                                   " must hold non-negative integers");
-      if (d != 0 && count > (int64_t{1} << 40) / d) throw BadRequest("input '" + name + "': shape is too large");
+      // Every dim, and their product, at most 2^40 (a dim after a 0 too: kernels multiply dims), as over REST.
+      if (d > kMaxElements || (d != 0 && count > kMaxElements / d)) {
+        throw BadRequest("input '" + name + "': shape " + DimsText({in.shape().begin(), in.shape().end()}) +
+                         " is too large (at most 2^40 elements)");
+      }
       count *= d;
       shape.push_back(d);
     }

@@ -54,6 +54,27 @@ Status Guarded(Body&& body) noexcept {
   }
 }
 
+// Finishes a call exactly once: a second Finish does nothing, and a path that drops the callback without
+// finishing (an exception swallowed where nothing could answer) still finishes it, INTERNAL.
+class FinishOnce {
+ public:
+  explicit FinishOnce(ServerUnaryReactor* reactor) : reactor_(reactor) {}
+  ~FinishOnce() {
+    if (!finished_) {
+      Finish(Status(grpc::StatusCode::INTERNAL, "internal error: the request was dropped without an answer"));
+    }
+  }
+  FinishOnce(const FinishOnce&) = delete;
+  FinishOnce& operator=(const FinishOnce&) = delete;
+  void Finish(Status status) {
+    if (!finished_.exchange(true)) reactor_->Finish(std::move(status));
+  }
+
+ private:
+  ServerUnaryReactor* reactor_;  // lives until OnDone, which comes after Finish
+  std::atomic<bool> finished_{false};
+};
+
 ServerUnaryReactor* Answer(CallbackServerContext* ctx, Status status) {
   ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(std::move(status));
@@ -213,12 +234,13 @@ struct GrpcServer::Impl final : inference::GRPCInferenceService::CallbackService
       *raw = GrpcRawOutputs(*q, config);
       return request;
     };
+    auto finish = std::make_shared<FinishOnce>(reactor);
     service.Infer(q->model_name(), q->model_version(), decode, reactor->cancelled,
-                  [reactor, q, r, raw](InferResponse response) {
+                  [finish, q, r, raw](InferResponse response) {
                     if (response.status != 200) {
-                      return reactor->Finish(Status(GrpcCode(response.status, response.timed_out), response.error));
+                      return finish->Finish(Status(GrpcCode(response.status, response.timed_out), response.error));
                     }
-                    reactor->Finish(Guarded([&] { EncodeGrpcInfer(response, q->model_name(), q->id(), *raw, r); }));
+                    finish->Finish(Guarded([&] { EncodeGrpcInfer(response, q->model_name(), q->id(), *raw, r); }));
                   });
     return reactor;
   }

@@ -14,12 +14,38 @@ namespace {
 
 using json = nlohmann::json;
 
+// Text from a request (a name, a target, bytes quoted in a parse error) need not be UTF-8: dump() would throw
+// (type_error 316) and the request go unanswered; invalid bytes become U+FFFD instead.
 HttpReply JsonReply(int status, const json& j) {
   HttpReply r;
   r.status = status;
-  r.body = j.dump();
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
+
+// The transport's reply callback, called exactly once: a second call does nothing, and a path that drops the
+// callback without calling it (an exception swallowed where nothing could answer) still answers, 500. The
+// transport's callback must not throw (it only queues the answer); if it does, nothing more can be done.
+class ReplyOnce {
+ public:
+  explicit ReplyOnce(std::function<void(HttpReply)> reply) : reply_(std::move(reply)) {}
+  ~ReplyOnce() {
+    if (!sent_) Send(ErrorReply(500, "internal error: the request was dropped without an answer"));
+  }
+  ReplyOnce(const ReplyOnce&) = delete;
+  ReplyOnce& operator=(const ReplyOnce&) = delete;
+  void Send(HttpReply reply) noexcept {
+    if (sent_.exchange(true)) return;
+    try {
+      reply_(std::move(reply));
+    } catch (...) {
+    }
+  }
+
+ private:
+  std::function<void(HttpReply)> reply_;
+  std::atomic<bool> sent_{false};
+};
 
 std::vector<std::string> SplitPath(const std::string& target) {
   std::string path = target.substr(0, target.find('?'));
@@ -76,13 +102,30 @@ json ConfigJson(const inference::ModelConfig& proto) {
 
 }  // namespace
 
-HttpReply ErrorReply(int status, const std::string& message) { return JsonReply(status, {{"error", message}}); }
+HttpReply ErrorReply(int status, const std::string& message) noexcept {
+  try {
+    return JsonReply(status, {{"error", message}});
+  } catch (...) {  // out of memory: a fixed body
+    HttpReply r;
+    r.status = 500;
+    r.body = R"({"error":"internal error"})";
+    return r;
+  }
+}
 
 Router::Router(InferenceService& service) : service_(service) {}
 
 void Router::Handle(const HttpRequest& request, std::shared_ptr<std::atomic<bool>> cancelled,
-                    std::function<void(HttpReply)> reply) noexcept {
-  // `reply` is moved into an asynchronous path (inference, model control) or called here; never both.
+                    std::function<void(HttpReply)> transport_reply) noexcept {
+  // `reply` is moved into an asynchronous path (inference, model control) or called here; never both. Whatever
+  // happens, the transport hears exactly once (ReplyOnce).
+  std::function<void(HttpReply)> reply;
+  try {
+    auto once = std::make_shared<ReplyOnce>(std::move(transport_reply));
+    reply = [once](HttpReply r) { once->Send(std::move(r)); };
+  } catch (...) {
+    return;  // out of memory before anything could be queued
+  }
   try {
     Route(request, std::move(cancelled), reply);
   } catch (const ServiceError& e) {
@@ -164,10 +207,11 @@ void Router::Route(const HttpRequest& req, std::shared_ptr<std::atomic<bool>> ca
                            "into the repository, then load it");
         }
       }
-      auto done = std::exchange(reply, nullptr);
-      service_.Control(name, p[4] == "load", [done = std::move(done)](int status, const std::string& error) {
+      // A copy of `reply` (ReplyOnce: one answer between them): when Control throws, the catch answers.
+      service_.Control(name, p[4] == "load", [done = reply](int status, const std::string& error) {
         done(status == 200 ? JsonReply(200, json::object()) : ErrorReply(status, error));
       });
+      reply = nullptr;
       return;
     }
     return send(ErrorReply(404, "no endpoint " + req.target));
@@ -235,11 +279,15 @@ void Router::Infer(const std::string& name, const std::string& version, const Ht
   service_.Infer(name, version, decode, std::move(cancelled),
                  [decoded, name, reply = std::exchange(reply, nullptr)](InferResponse r) {
                    if (r.status != 200) return reply(ErrorReply(r.status, r.error));
-                   EncodedInfer enc = EncodeInferResponse(r, name, *decoded);
                    HttpReply out;
-                   out.body = std::move(enc.body);
-                   out.header_length = enc.header_length;
-                   if (enc.header_length) out.content_type = "application/octet-stream";
+                   try {
+                     EncodedInfer enc = EncodeInferResponse(r, name, *decoded);
+                     out.body = std::move(enc.body);
+                     out.header_length = enc.header_length;
+                     if (enc.header_length) out.content_type = "application/octet-stream";
+                   } catch (const std::exception& e) {
+                     out = ErrorReply(500, std::string("internal error: encoding the response: ") + e.what());
+                   }
                    reply(std::move(out));
                  });
 }

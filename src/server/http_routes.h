@@ -46,6 +46,6 @@ class Router {
   InferenceService& service_;
 };
 
-HttpReply ErrorReply(int status, const std::string& message);
+HttpReply ErrorReply(int status, const std::string& message) noexcept;
 
 }  // namespace ferry::server

@@ -1,7 +1,9 @@
 // HTTP/1.1 transport on Boost.Beast: one io_context run by a few threads, every connection asynchronous (no
 // thread per connection, so many keep-alive connections and slow clients cost no threads), keep-alive, a body
-// size limit, timeouts, and cancellation of a queued inference when its client disconnects. Requests are
-// answered by the Router; inference runs on the scheduler's threads, never on the I/O threads.
+// size limit, timeouts, and cancellation of a queued inference when its client disconnects. Each request goes
+// through ToHttpRequest (http_request.h: framing, target and size checks) to the Router; inference runs on the
+// scheduler's threads, never on the I/O threads. Every request whose bytes arrived gets exactly one answer, also
+// when the server stops (Stop).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,10 @@ class HttpServer {
   // Binds and starts serving; returns the port. Throws InvalidArgumentError when the address cannot be bound.
   uint16_t Start();
   // Stops accepting connections, waits (at most `drain_ms`) for requests in flight to be answered, then stops
-  // the I/O threads. Returns the number of requests still in flight when it gave up (0: drained).
+  // the I/O threads. A request is in flight from its first byte: one being read, one whose bytes wait unread on
+  // an idle keep-alive connection, and one on a connection still in the listen backlog are read and answered
+  // (with "Connection: close"); idle connections with nothing waiting are closed at once. Returns the number of
+  // requests still in flight when it gave up (0: drained).
   int Stop(int drain_ms);
 
   struct Impl;

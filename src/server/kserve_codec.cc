@@ -15,6 +15,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr uint64_t kMaxElements = uint64_t{1} << 40;  // per input tensor, and per dim
+
 const std::pair<const char*, DataType> kTypes[] = {
     {"BOOL", DataType::kBool},     {"UINT8", DataType::kUint8},     {"UINT16", DataType::kUint16},
     {"UINT32", DataType::kUint32}, {"UINT64", DataType::kUint64},   {"INT8", DataType::kInt8},
@@ -36,6 +38,9 @@ uint16_t Bf16FromFloat(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 float Bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// JSON text of a request's value for a message: dump() with invalid UTF-8 replaced, never a throw.
+std::string Text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // Flattens nested JSON arrays (row-major) into `out`.
 void Flatten(const json& j, std::vector<const json*>& out) {
@@ -63,7 +68,7 @@ void FillIntegers(Tensor& t, const std::vector<const json*>& values, const std::
       if (ok) dst[i] = static_cast<T>(s);
     }
     if (!ok) {
-      throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + v.dump() +
+      throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + Text(v) +
                        ") is not a " + type + " integer");
     }
   }
@@ -74,7 +79,7 @@ void FillFloats(Tensor& t, const std::vector<const json*>& values, const std::st
   T* dst = t.data<T>();
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]->is_number()) {
-      throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + values[i]->dump() +
+      throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + Text(*values[i]) +
                        ") is not a number");
     }
     dst[i] = convert(values[i]->get<double>());
@@ -87,7 +92,7 @@ void FillFromJson(Tensor& t, const std::vector<const json*>& values, const std::
       auto* dst = t.data<bool>();
       for (size_t i = 0; i < values.size(); ++i) {
         if (!values[i]->is_boolean()) {
-          throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + values[i]->dump() +
+          throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + Text(*values[i]) +
                            ") is not true or false");
         }
         dst[i] = values[i]->get<bool>();
@@ -111,7 +116,7 @@ void FillFromJson(Tensor& t, const std::vector<const json*>& values, const std::
     case DataType::kString: {
       for (size_t i = 0; i < values.size(); ++i) {
         if (!values[i]->is_string()) {
-          throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + values[i]->dump() +
+          throw BadRequest("input '" + input + "': element " + std::to_string(i) + " (" + Text(*values[i]) +
                            ") is not a string (BYTES)");
         }
         t.strings()[i] = values[i]->get<std::string>();
@@ -290,7 +295,9 @@ void ValidateInferInputs(InferRequest& request, const ServeConfig& config) {
                        ")");
     }
   }
+  std::set<std::string> requested;
   for (const auto& name : request.outputs) {
+    if (!requested.insert(name).second) throw BadRequest("output '" + name + "' is requested more than once");
     if (std::none_of(config.outputs.begin(), config.outputs.end(), [&](const TensorSpec& s) { return s.name == name; })) {
       std::string names;
       for (const auto& s : config.outputs) names += (names.empty() ? "" : ", ") + s.name;
@@ -342,15 +349,17 @@ DecodedInfer DecodeInferRequest(std::string_view body, std::optional<size_t> hea
     if (!dtype) throw BadRequest("input '" + name + "': unknown datatype '" + dt + "'");
     if (!in.contains("shape") || !in["shape"].is_array()) throw BadRequest("input '" + name + "': no 'shape' array");
     Shape shape;
-    for (const json& d : in["shape"]) {
-      if (!d.is_number_unsigned()) throw BadRequest("input '" + name + "': shape " + in["shape"].dump() +
-                                                    " must hold non-negative integers");
-      shape.push_back(static_cast<int64_t>(std::min<uint64_t>(d.get<uint64_t>(), 1ull << 40)));
-    }
     int64_t count = 1;
-    for (int64_t d : shape) {
-      if (d != 0 && count > (int64_t{1} << 40) / d) throw BadRequest("input '" + name + "': shape is too large");
-      count *= d;
+    for (const json& d : in["shape"]) {
+      if (!d.is_number_unsigned()) throw BadRequest("input '" + name + "': shape " + Text(in["shape"]) +
+                                                    " must hold non-negative integers");
+      // Every dim, and their product, at most 2^40 (a dim after a 0 too: kernels multiply dims).
+      const uint64_t n = d.get<uint64_t>();
+      if (n > kMaxElements || (n != 0 && count > static_cast<int64_t>(kMaxElements / n))) {
+        throw BadRequest("input '" + name + "': shape " + Text(in["shape"]) + " is too large (at most 2^40 elements)");
+      }
+      shape.push_back(static_cast<int64_t>(n));
+      count *= static_cast<int64_t>(n);
     }
     const bool has_binary = in.contains("parameters") && in["parameters"].is_object() &&
                             in["parameters"].contains("binary_data_size");
@@ -440,7 +449,7 @@ EncodedInfer EncodeInferResponse(const InferResponse& response, const std::strin
     j["outputs"].push_back(std::move(o));
   }
   EncodedInfer out;
-  out.body = j.dump();
+  out.body = Text(j);  // a BYTES output need not be UTF-8 (binary_data returns it unchanged)
   if (!binary.empty() || request.binary_output_default || !request.binary_outputs.empty()) {
     out.header_length = out.body.size();
     out.body += binary;

@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "server/grpc_bench_client.h"
 #include "server/http_routes.h"
 #include "src/server/grpc_service.grpc.pb.h"
 #include "testing/model_builder.h"
@@ -72,11 +74,25 @@ struct Server {
           "default_queue_policy { default_timeout_microseconds: 20000 } }\n");
     model("cancel", onnx::TensorProto::FLOAT, "max_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 400000 }\n");
     model("later", onnx::TensorProto::FLOAT, "max_batch_size: 8\n");
+    {  // y = Identity(x) on BYTES [N, M]: for the probes of BYTES data and huge shapes
+      testing::ModelBuilder b;
+      b.InputSym("x", onnx::TensorProto::STRING, {-1, -1}, "N");
+      auto* out = b.graph().add_output();
+      out->set_name("y");
+      auto* tt = out->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(onnx::TensorProto::STRING);
+      tt->mutable_shape()->add_dim()->set_dim_param("N");
+      tt->mutable_shape()->add_dim()->set_dim_param("M");
+      b.Node("Identity", {"x"}, {"y"});
+      fs::create_directories(repo / "strs" / "1");
+      std::ofstream(repo / "strs" / "1" / "model.onnx", std::ios::binary) << b.Bytes();
+      std::ofstream(repo / "strs" / "config.pbtxt") << "max_batch_size: 8\n";
+    }
 
     ManagerOptions mo;
     mo.repository = repo.string();
     mo.mode = ControlMode::kExplicit;
-    mo.startup_models = {"add", "add_i64", "pair", "slow", "timeout", "cancel"};
+    mo.startup_models = {"add", "add_i64", "pair", "slow", "timeout", "cancel", "strs"};
     mo.threads = 1;
     manager = std::make_unique<ModelManager>(mo, metrics, log);
     EXPECT_EQ(manager->Start(), 0) << log.str();
@@ -410,7 +426,7 @@ TEST_F(ServerGrpc, RepositoryIndexLoadAndUnload) {
     return states;
   };
   auto all = index(false);
-  EXPECT_EQ(all.size(), 7u);
+  EXPECT_EQ(all.size(), 8u);
   EXPECT_EQ(all["later"], "UNAVAILABLE");
   EXPECT_EQ(index(true).count("later"), 0u);
 
@@ -490,6 +506,101 @@ TEST(ServerGrpcStatus, CodesForServiceFailures) {
   EXPECT_EQ(GrpcCode(503), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(GrpcCode(503, true), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(GrpcCode(500), grpc::StatusCode::INTERNAL);
+}
+
+
+// Malformed messages, built with the bench's request builder (GrpcInferRequest) and then broken: each is
+// answered (never a hang: a call that is not answered within its deadline fails here as DEADLINE_EXCEEDED) with
+// INVALID_ARGUMENT and a message naming what is wrong, before anything of the claimed size is allocated.
+TEST_F(ServerGrpc, MalformedMessagesAreAnsweredInvalidArgument) {
+  const auto add_request = [] {
+    std::vector<NamedValue> inputs;
+    inputs.emplace_back("x", Value(Tensor::FromVector<float>(DataType::kFloat, {2, 4}, kInput)));
+    return GrpcInferRequest("add", "", inputs, {"y"});
+  };
+  const auto strs_request = [](int64_t columns, const std::string& raw) {
+    inference::ModelInferRequest q;
+    q.set_model_name("strs");
+    auto* in = q.add_inputs();
+    in->set_name("x");
+    in->set_datatype("BYTES");
+    in->add_shape(1);
+    in->add_shape(columns);
+    q.add_raw_input_contents(raw);
+    return q;
+  };
+  struct Case {
+    std::string what;
+    inference::ModelInferRequest request;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  auto q = add_request();
+  q.mutable_inputs(0)->set_datatype("FP99");
+  cases.push_back({"bad dtype", q, "model 'add': input 'x': unknown datatype 'FP99'"});
+  q = add_request();
+  q.mutable_inputs(0)->set_datatype("BYTES");
+  cases.push_back({"dtype of another input kind", q, "model 'add': input 'x': datatype BYTES does not match the model's FP32"});
+  q = add_request();
+  q.mutable_raw_input_contents(0)->append(4, '\0');
+  cases.push_back({"raw contents longer than the shape",
+                   q, "model 'add': input 'x': raw_input_contents has 36 bytes but FP32 [2,4] needs 32"});
+  q = add_request();
+  q.mutable_raw_input_contents(0)->clear();
+  cases.push_back({"raw contents empty", q, "model 'add': input 'x': raw_input_contents has 0 bytes but FP32 [2,4] needs 32"});
+  q = add_request();
+  q.add_raw_input_contents("extra");
+  cases.push_back({"more raw entries than inputs", q,
+                   "model 'add': raw_input_contents has 2 entries but the request has 1 inputs (one entry per input, in order)"});
+  q = add_request();
+  q.add_outputs()->set_name("y");
+  cases.push_back({"an output requested twice", q, "model 'add': output 'y' is requested more than once"});
+  q = add_request();
+  q.mutable_inputs(0)->set_shape(1, std::numeric_limits<int64_t>::max());
+  cases.push_back({"huge dim", q, "model 'add': input 'x': shape [2,9223372036854775807] is too large (at most 2^40 elements)"});
+  q = add_request();
+  q.mutable_inputs(0)->set_shape(0, 0);
+  q.mutable_inputs(0)->set_shape(1, int64_t{1} << 41);
+  cases.push_back({"huge dim after a zero", q, "model 'add': input 'x': shape [0,2199023255552] is too large (at most 2^40 elements)"});
+  // 2^39 BYTES elements claimed with 8 bytes of data: refused before 2^39 strings are allocated.
+  cases.push_back({"BYTES count larger than the data", strs_request(int64_t{1} << 39, std::string(8, '\0')),
+                   "model 'strs': input 'x': raw BYTES data has 8 bytes, too few for 549755813888 elements (4 bytes of "
+                   "length each)"});
+  std::string one(4, '\0');
+  one[0] = '\x7f';  // element 0 claims 127 bytes; 0 remain
+  cases.push_back({"BYTES length past the data", strs_request(1, one),
+                   "model 'strs': input 'x': raw BYTES element 0 claims 127 bytes but 0 remain"});
+  for (const auto& c : cases) {
+    inference::ModelInferResponse r;
+    const grpc::Status st = Infer(c.request, &r);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.what << ": " << st.error_message();
+    EXPECT_EQ(st.error_message(), c.message) << c.what;
+  }
+  // A good BYTES request still round-trips (the probes above left nothing behind).
+  std::string two;
+  for (const std::string e : {"ab", "\xff"}) {
+    const auto len = static_cast<uint32_t>(e.size());
+    two.append(reinterpret_cast<const char*>(&len), 4);
+    two += e;
+  }
+  inference::ModelInferResponse r;
+  const grpc::Status st = Infer(strs_request(2, two), &r);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(r.raw_output_contents_size(), 1);
+  EXPECT_EQ(r.raw_output_contents(0), two);
+}
+
+// Strings that are not UTF-8 in a proto3 string field make the message unparsable: gRPC answers that call with
+// an error of its own; the server keeps serving.
+TEST_F(ServerGrpc, InvalidUtf8InAStringFieldIsAnswered) {
+  auto q = FloatRequest("add", kInput, true);
+  q.mutable_inputs(0)->set_name("x\xff");
+  inference::ModelInferResponse r;
+  grpc::Status st = Infer(q, &r);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  st = Infer(FloatRequest("add", kInput, true), &r);
+  EXPECT_TRUE(st.ok()) << st.error_message();
 }
 
 }  // namespace

@@ -18,10 +18,15 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -127,24 +132,59 @@ std::string RawPost(const std::string& body, std::optional<size_t> header_length
   return r + extra + "\r\n" + body;
 }
 
-// A blocking loopback connection for requests the bench client cannot send (pipelined, chunked, Expect).
+// A blocking loopback connection for requests the bench client cannot send (pipelined, chunked, Expect). It reads
+// with recv() under SO_RCVTIMEO (Asio's blocking reads would wait past it), so an answer that never comes fails
+// the test (Receive throws) instead of hanging it.
 struct Raw {
   asio::io_context ioc;
   asio::ip::tcp::socket socket{ioc};
   beast::flat_buffer buffer;
 
-  Raw() {
-    socket.connect({asio::ip::make_address("127.0.0.1"), Port()});
-    // An answer that never comes fails the test (the read throws) instead of hanging it.
+  explicit Raw(uint16_t port = Port()) {
+    socket.connect({asio::ip::make_address("127.0.0.1"), port});
     const timeval timeout{10, 0};
     ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   }
   void Send(const std::string& bytes) { asio::write(socket, asio::buffer(bytes)); }
+  // recv() into the buffer: the bytes read, 0 at end of stream. Throws when nothing comes within the timeout.
+  size_t Fill() {
+    auto space = buffer.prepare(64 * 1024);
+    const ssize_t n = ::recv(socket.native_handle(), space.data(), space.size(), 0);
+    if (n < 0) {
+      throw std::runtime_error(errno == EAGAIN || errno == EWOULDBLOCK ? "no answer within 10 s"
+                                                                       : std::string("recv: ") + std::strerror(errno));
+    }
+    buffer.commit(static_cast<size_t>(n));
+    return static_cast<size_t>(n);
+  }
   http::response<http::string_body> Receive() {
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);
-    http::read(socket, buffer, parser);
+    parser.eager(true);
+    beast::error_code ec;
+    while (!parser.is_done()) {
+      if (buffer.size() > 0) {
+        const size_t used = parser.put(buffer.data(), ec);
+        buffer.consume(used);
+        if (ec == http::error::need_more) ec = {};
+        if (ec) throw beast::system_error(ec);
+        if (parser.is_done() || (used > 0 && buffer.size() > 0)) continue;
+      }
+      if (Fill() == 0) {
+        parser.put_eof(ec);
+        if (ec) throw beast::system_error(ec);
+      }
+    }
     return parser.release();
+  }
+  // Whether the server closed the connection (end of stream) with nothing more sent.
+  bool ClosedByServer() {
+    buffer.consume(buffer.size());
+    try {
+      return Fill() == 0;
+    } catch (const std::exception&) {
+      return false;  // reset, or nothing within the timeout
+    }
   }
 };
 
@@ -274,6 +314,117 @@ TEST_F(HttpTransport, EmptyAndTruncatedBodiesAreRefused) {
     EXPECT_NE(res.body().find("binary_data_size 602112 runs past the body (602111 bytes left)"), std::string::npos)
         << res.body();
   }
+}
+
+
+// Invalid UTF-8 in the JSON of a request (in a string, or raw tensor bytes read as JSON when
+// Inference-Header-Content-Length is too long) is answered 400 like any bad JSON: the error reply quotes the bad
+// bytes, and building it must not throw (nlohmann's dump() does on invalid UTF-8) and drop the answer.
+TEST_F(HttpTransport, InvalidUtf8InTheJsonIsA400) {
+  const std::string bad_string =
+      "{\"inputs\":[{\"name\":\"x\xff\xfe\",\"datatype\":\"FP32\",\"shape\":[1,1],\"data\":[1]}]}";
+  std::string header = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1," + std::to_string(kRow) +
+                       "],\"parameters\":{\"binary_data_size\":" + std::to_string(kRow * 4) + "}}]}";
+  std::string binary(kRow * 4, '\0');
+  binary[0] = '\xff';  // the first float's bytes: not UTF-8
+  binary[1] = '\xc3';
+  for (const auto& [body, header_length] :
+       {std::pair<std::string, std::optional<size_t>>{bad_string, std::nullopt},
+        std::pair<std::string, std::optional<size_t>>{header + binary, header.size() + 4}}) {
+    Raw raw;
+    raw.Send(RawPost(body, header_length));
+    const auto res = raw.Receive();
+    EXPECT_EQ(res.result_int(), 400u);
+    const json error = json::parse(res.body());  // valid JSON: the bad bytes are replaced
+    EXPECT_NE(error["error"].get<std::string>().find("not valid JSON"), std::string::npos) << res.body();
+  }
+  // In the target: the 404 names it.
+  Raw raw;
+  raw.Send("GET /v2/m\xff\xfe HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  const auto res = raw.Receive();
+  EXPECT_EQ(res.result_int(), 404u) << res.body();
+  EXPECT_NE(json::parse(res.body())["error"].get<std::string>().find("no endpoint /v2/m\xef\xbf\xbd"),
+            std::string::npos)
+      << res.body();
+}
+
+// Every request is answered once and leaves the in-flight count: a server whose only requests were bad ones
+// drains at once on Stop, with none in flight (the issue saw 103 in flight after 100 of them).
+TEST_F(HttpTransport, BadRequestsLeaveNothingInFlight) {
+  HttpOptions ho;
+  ho.port = 0;
+  HttpServer second(ho, *server->router);
+  const uint16_t port = second.Start();
+  for (int i = 0; i < 20; ++i) {
+    Raw raw(port);
+    raw.Send(RawPost(i % 2 ? "{\"inputs\":\"\xff\"}" : "{\"inputs\":[]", std::nullopt));
+    EXPECT_EQ(raw.Receive().result_int(), 400u);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(second.Stop(5000), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
+}
+
+
+// A Transfer-Encoding Ferry cannot decode is refused from the header, and the connection closed (RFC 9112 6.1):
+// Beast alone reads "gzip" without chunked as a request without a body (or with Content-Length bytes of one),
+// and would read the rest as the next request.
+TEST_F(HttpTransport, TransferEncodingOtherThanChunkedIsRefused) {
+  const std::string head = "POST /v2/models/ident/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (const auto& [fields, status, message] :
+       {std::tuple<std::string, unsigned, std::string>{"Transfer-Encoding: gzip\r\n", 400, "does not end with chunked"},
+        {"Transfer-Encoding: gzip\r\nContent-Length: 5\r\n", 400, "does not end with chunked"},
+        {"Transfer-Encoding: gzip, chunked\r\n", 501, "transfer coding 'gzip' is not implemented"}}) {
+    Raw raw;
+    raw.Send(head + fields + "\r\nhello");
+    const auto res = raw.Receive();
+    EXPECT_EQ(res.result_int(), status) << fields;
+    EXPECT_NE(res.body().find(message), std::string::npos) << fields << res.body();
+    EXPECT_FALSE(res.keep_alive()) << fields;
+    EXPECT_TRUE(raw.ClosedByServer()) << fields;  // and no second answer (to "hello")
+  }
+}
+
+// SIGTERM's drain (HttpServer::Stop) answers a request whose bytes had begun to arrive: here the second request
+// on a keep-alive connection, half sent when Stop begins and finished after. Before, Stop counted only requests
+// read completely, found none, and closed the connection without an answer.
+TEST_F(HttpTransport, StopAnswersARequestAlreadyArriving) {
+  HttpOptions ho;
+  ho.port = 0;
+  HttpServer second(ho, *server->router);
+  const uint16_t port = second.Start();
+  Raw raw(port);
+  const auto values = testing::UniformFloats(kRow, 6, -1e3f, 1e3f);
+  const auto req = BinaryRequest(values, 1);
+  raw.Send(RawPost(req.body, req.header_length));
+  const auto first = raw.Receive();
+  ASSERT_EQ(first.result_int(), 200u);
+  ASSERT_TRUE(first.keep_alive());
+  const std::string next = RawPost(req.body, req.header_length);
+  raw.Send(next.substr(0, next.size() / 2));
+  auto stopped = std::async(std::launch::async, [&] { return second.Stop(10000); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  raw.Send(next.substr(next.size() / 2));
+  const auto res = raw.Receive();
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_FALSE(res.keep_alive());  // the server is stopping: it says so and closes
+  EXPECT_EQ(BinaryOutput(res.body(), std::stoull(std::string(res["Inference-Header-Content-Length"]))), values);
+  EXPECT_EQ(stopped.get(), 0);
+}
+
+// ... while idle keep-alive connections are closed at once: they do not hold the drain.
+TEST_F(HttpTransport, StopClosesIdleConnectionsAtOnce) {
+  HttpOptions ho;
+  ho.port = 0;
+  HttpServer second(ho, *server->router);
+  const uint16_t port = second.Start();
+  Raw idle(port);
+  idle.Send("GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(idle.Receive().result_int(), 200u);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(second.Stop(10000), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_TRUE(idle.ClosedByServer());
 }
 
 }  // namespace

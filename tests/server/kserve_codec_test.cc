@@ -100,5 +100,32 @@ TEST(ServerKServeCodec, EncodesJsonAndBinaryOutputs) {
   EXPECT_NE(e.body.substr(0, *e.header_length).find("\"binary_data_size\":8"), std::string::npos);
 }
 
+
+// Triton refuses an output asked for twice; answering it twice makes the response ambiguous.
+TEST(ServerKServeCodec, AnOutputRequestedTwiceIsRefused) {
+  EXPECT_EQ(ErrorOf(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,2],"data":[1,2]}],)"
+                    R"("outputs":[{"name":"y"},{"name":"y","parameters":{"binary_data":true}}]})"),
+            "output 'y' is requested more than once");
+}
+
+// Huge dims are refused before anything is allocated, and never silently shrunk.
+TEST(ServerKServeCodec, HugeShapesAreRefused) {
+  EXPECT_EQ(ErrorOf(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[1,18446744073709551615],"data":[1]}]})"),
+            "input 'x': shape [1,18446744073709551615] is too large (at most 2^40 elements)");
+  EXPECT_EQ(ErrorOf(R"({"inputs":[{"name":"x","datatype":"FP32","shape":[0,1099511627777],"data":[]}]})"),
+            "input 'x': shape [0,1099511627777] is too large (at most 2^40 elements)");
+}
+
+// A BYTES output that is not UTF-8 still makes valid JSON (the bad bytes replaced); binary output keeps them.
+TEST(ServerKServeCodec, BytesOutputThatIsNotUtf8EncodesToValidJson) {
+  InferResponse r;
+  Tensor s(DataType::kString, {1});
+  s.strings()[0] = "a\xff\xfe";
+  r.outputs.emplace_back("s", std::move(s));
+  DecodedInfer req;
+  const auto e = EncodeInferResponse(r, "m", req);
+  EXPECT_EQ(nlohmann::json::parse(e.body)["outputs"][0]["data"][0], "a\xef\xbf\xbd\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace ferry::server
