@@ -17,6 +17,10 @@ ModelTarget InferenceService::Find(const std::string& name, const std::string& v
   const int64_t v = version.empty() ? 0 : ParseVersion(version);
   ModelTarget t;
   t.model = manager_.Find(name);
+  if (!t.model && manager_.Loading(name)) {
+    throw ServiceError(503, "model '" + name + "' is loading; it is served once /v2/models/" + name +
+                                "/ready answers 200");
+  }
   if (!t.model) throw ServiceError(404, "model '" + name + "' is not loaded");
   if (version.empty()) {
     t.served = t.model->Latest();
@@ -86,17 +90,19 @@ void InferenceService::Infer(const std::string& name, const std::string& version
 void InferenceService::Control(const std::string& name, bool load, std::function<void(int, std::string)> done) {
   ValidateModelName(name);
   if (!options_.model_control) throw ServiceError(403, options_.control_refusal);
-  manager_.RunOnControlThread([this, name, load, done = std::move(done)] {
+  auto answer = std::make_shared<std::function<void(int, std::string)>>(std::move(done));
+  const bool scheduled = manager_.Schedule(name, [this, name, load, answer] {
     try {
       if (load) manager_.Load(name);
       else manager_.Unload(name);
-      done(200, "");
+      (*answer)(200, "");
     } catch (const InvalidArgumentError& e) {
-      done(400, e.what());
+      (*answer)(400, e.what());
     } catch (const std::exception& e) {
-      done(400, std::string("failed to ") + (load ? "load" : "unload") + " model '" + name + "': " + e.what());
+      (*answer)(400, std::string("failed to ") + (load ? "load" : "unload") + " model '" + name + "': " + e.what());
     }
   });
+  if (!scheduled) throw ServiceError(503, "the server is shutting down");
 }
 
 std::vector<std::shared_ptr<ModelStats>> InferenceService::Stats(const std::string& name,

@@ -47,7 +47,8 @@ class InferenceService {
   void SetShuttingDown() { shutting_down_ = true; }
 
   // The model and version ("": the latest). Throws InvalidArgumentError for an invalid name or version (400),
-  // ServiceError 404 when the model or that version is not loaded.
+  // ServiceError 503 while the model is loading (not served yet), 404 when the model or that version is not
+  // loaded.
   ModelTarget Find(const std::string& name, const std::string& version) const;
   // Whether that model version is loaded (InvalidArgumentError for an invalid name or version).
   bool ModelReady(const std::string& name, const std::string& version) const;
@@ -60,9 +61,9 @@ class InferenceService {
   void Infer(const std::string& name, const std::string& version, const Decode& decode,
              std::shared_ptr<std::atomic<bool>> cancelled, InferCallback done) noexcept;
 
-  // Loads (or reloads) / unloads a model on the control thread; `done(status, error)` is called exactly once
-  // (200 and "" on success). Throws InvalidArgumentError for an invalid name, ServiceError 403 when model control
-  // is off.
+  // Loads (or reloads) / unloads a model on a load thread; `done(status, error)` is called exactly once
+  // (200 and "" on success), unless it throws: InvalidArgumentError for an invalid name, ServiceError 403 when
+  // model control is off, 503 once shutdown has begun.
   void Control(const std::string& name, bool load, std::function<void(int, std::string)> done);
 
   std::vector<ModelIndexEntry> Index() const { return manager_.Index(); }

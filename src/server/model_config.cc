@@ -56,6 +56,8 @@ const std::unordered_set<std::string>& ReadFields() {
       "inference.ModelDynamicBatching.default_queue_policy", "inference.ModelQueuePolicy.timeout_action",
       "inference.ModelQueuePolicy.default_timeout_microseconds",
       "inference.ModelQueuePolicy.allow_timeout_override", "inference.ModelQueuePolicy.max_queue_size",
+      "inference.ModelConfig.model_warmup", "inference.ModelWarmup.name", "inference.ModelWarmup.batch_size",
+      "inference.ModelWarmup.inputs", "inference.ModelWarmup.count",
   };
   return fields;
 }

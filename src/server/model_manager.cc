@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ferry/error.h"
+#include "server/model_warmup.h"
 #include "server/repository.h"
 
 namespace ferry::server {
@@ -15,7 +16,8 @@ namespace fs = std::filesystem;
 
 ModelManager::ModelManager(ManagerOptions options, std::shared_ptr<MetricsRegistry> metrics, std::ostream& log)
     : options_(std::move(options)), metrics_(std::move(metrics)), log_(log) {
-  control_thread_ = std::thread([this] { ControlLoop(); });
+  next_poll_ = std::chrono::steady_clock::now() + std::chrono::seconds(options_.poll_seconds);
+  for (int i = 0; i < std::max(1, options_.load_threads); ++i) load_threads_.emplace_back([this] { LoadThread(); });
 }
 
 ModelManager::~ModelManager() { Shutdown(); }
@@ -70,14 +72,37 @@ std::shared_ptr<LoadedModel> ModelManager::Build(const std::string& name) {
     g->set_kind(inference::ModelInstanceGroup::KIND_CPU);
   }
   const ServeConfig& c = model->config;
+  const std::vector<WarmupSample> warmups = ValidateWarmups(src.config, c);
+  const bool static_dims = std::all_of(c.inputs.begin(), c.inputs.end(), [](const TensorSpec& s) {
+    return std::all_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d >= 0; });
+  });
   for (int64_t v : versions) {
     auto& list = sessions[v];
     while (static_cast<int>(list.size()) < count) list.push_back(Session::Create(model_path(v), so));
-    // Warm-up: one run of zeros at batch 1 on every instance, when the config's dims are all known.
-    const bool static_dims = std::all_of(c.inputs.begin(), c.inputs.end(), [](const TensorSpec& s) {
-      return std::all_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d >= 0; });
-    });
-    if (static_dims) {
+    if (!warmups.empty()) {
+      // The config's samples: each must run on every instance (as in Triton).
+      for (size_t i = 0; i < warmups.size(); ++i) {
+        const std::string what = "model '" + name + "' version " + std::to_string(v) + ": model_warmup[" +
+                                 std::to_string(i) + "] '" + warmups[i].name + "'";
+        std::vector<std::pair<std::string, Tensor>> inputs;
+        try {
+          inputs = WarmupTensors(warmups[i], c, src.dir);
+        } catch (const Error& e) {
+          throw InvalidModelError(what + ": " + e.what());
+        }
+        for (auto& session : list) {
+          for (uint32_t k = 0; k < warmups[i].count; ++k) {
+            try {
+              session->Run(inputs);
+            } catch (const std::exception& e) {
+              throw InvalidModelError(what + " failed: " + e.what());
+            }
+          }
+        }
+      }
+    } else if (static_dims) {
+      // Without model_warmup: one run of zeros at batch 1 on every instance, when the config's dims are all
+      // known. Zeros need not be a valid input (a Resize's scales must be positive): a failure is a warning.
       std::vector<std::pair<std::string, Tensor>> inputs;
       for (const auto& s : c.inputs) {
         Shape shape = s.dims;
@@ -87,9 +112,11 @@ std::shared_ptr<LoadedModel> ModelManager::Build(const std::string& name) {
       for (auto& session : list) {
         try {
           session->Run(inputs);
-        } catch (const Error& e) {
-          throw InvalidModelError("model '" + name + "' version " + std::to_string(v) +
-                                  ": warm-up run with zeros failed: " + e.what());
+        } catch (const std::exception& e) {
+          model->warnings.push_back("model '" + name + "' version " + std::to_string(v) +
+                                    ": the warm-up run with zeros failed, so it serves without a warm-up (give "
+                                    "model_warmup in config.pbtxt to warm it up with valid inputs): " + e.what());
+          break;
         }
       }
     }
@@ -114,11 +141,12 @@ std::shared_ptr<LoadedModel> ModelManager::Build(const std::string& name) {
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  std::string vs;
+  std::string vs, ws;
   for (int64_t v : versions) vs += (vs.empty() ? "" : ",") + std::to_string(v);
+  for (const auto& w : warmups) ws += (ws.empty() ? ", warm-up '" : ", '") + w.name + "'";
   Log("model '" + name + "' version " + vs + " ready: " + std::to_string(count) + " instance(s), max_batch_size " +
       std::to_string(c.max_batch_size) + (c.dynamic_batching ? ", dynamic batching" : "") + ", level " +
-      std::to_string(c.optimization_level) + (src.config.path.empty() ? ", auto-completed config" : "") +
+      std::to_string(c.optimization_level) + (src.config.path.empty() ? ", auto-completed config" : "") + ws +
       " (" + std::to_string(static_cast<int64_t>(ms)) + " ms)");
   return model;
 }
@@ -133,8 +161,27 @@ void ModelManager::Retire(std::shared_ptr<LoadedModel> model) {
   malloc_trim(0);
 }
 
+std::mutex& ModelManager::ModelMutex(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto& m = model_mutexes_[name];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
 void ModelManager::Load(const std::string& name) {
-  std::lock_guard serial(load_mutex_);
+  std::lock_guard serial(ModelMutex(name));
+  {
+    std::lock_guard lock(mutex_);
+    ++loading_[name];
+  }
+  struct Done {
+    ModelManager& m;
+    const std::string& name;
+    ~Done() {
+      std::lock_guard lock(m.mutex_);
+      if (--m.loading_[name] == 0) m.loading_.erase(name);
+    }
+  } done{*this, name};
   std::shared_ptr<LoadedModel> model;
   try {
     model = Build(name);
@@ -165,7 +212,7 @@ void ModelManager::Load(const std::string& name) {
 }
 
 void ModelManager::Unload(const std::string& name) {
-  std::lock_guard serial(load_mutex_);
+  std::lock_guard serial(ModelMutex(name));
   std::shared_ptr<LoadedModel> old;
   {
     std::lock_guard lock(mutex_);
@@ -179,44 +226,61 @@ void ModelManager::Unload(const std::string& name) {
   Log("model '" + name + "' unloaded");
 }
 
-void ModelManager::RunOnControlThread(std::function<void()> task) {
+bool ModelManager::Schedule(const std::string& model, std::function<void()> task) {
   {
     std::lock_guard lock(control_mutex_);
-    if (stopping_) return;
-    control_tasks_.push_back(std::move(task));
+    if (stopping_) return false;
+    tasks_.push_back({model, std::move(task)});
   }
-  control_cv_.notify_one();
+  control_cv_.notify_all();
+  return true;
 }
 
-void ModelManager::ControlLoop() {
-  auto next_poll = std::chrono::steady_clock::now() + std::chrono::seconds(options_.poll_seconds);
+// Each load thread runs the first queued task whose model has no task running (so one model's tasks keep their
+// order) and, in poll mode, queues a poll pass every poll_seconds.
+void ModelManager::LoadThread() {
   std::unique_lock lock(control_mutex_);
   while (!stopping_) {
-    if (control_tasks_.empty()) {
-      if (options_.mode == ControlMode::kPoll) {
-        control_cv_.wait_until(lock, next_poll);
-      } else {
+    auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const Task& t) { return !busy_.count(t.model); });
+    if (it == tasks_.end()) {
+      if (options_.mode != ControlMode::kPoll) {
         control_cv_.wait(lock);
+      } else if (std::chrono::steady_clock::now() >= next_poll_) {
+        tasks_.push_back({"", [this] { PollOnce(); }});
+        next_poll_ = std::chrono::steady_clock::now() + std::chrono::seconds(options_.poll_seconds);
+      } else {
+        control_cv_.wait_until(lock, next_poll_);
       }
+      continue;
     }
-    if (stopping_) break;
-    std::function<void()> task;
-    if (!control_tasks_.empty()) {
-      task = std::move(control_tasks_.front());
-      control_tasks_.pop_front();
-    } else if (options_.mode == ControlMode::kPoll && std::chrono::steady_clock::now() >= next_poll) {
-      task = [this] { PollOnce(); };
-      next_poll = std::chrono::steady_clock::now() + std::chrono::seconds(options_.poll_seconds);
-    }
-    if (!task) continue;
+    Task task = std::move(*it);
+    tasks_.erase(it);
+    busy_.insert(task.model);
     lock.unlock();
     try {
-      task();
+      task.run();
     } catch (const std::exception& e) {
       Log(std::string("control task failed: ") + e.what());
+    } catch (...) {
+      Log("control task failed");
     }
+    task.run = nullptr;  // what it holds goes before the next task may start
     lock.lock();
+    busy_.erase(task.model);
+    control_cv_.notify_all();  // a task of the same model may run now
   }
+}
+
+void ModelManager::PollLoad(const std::string& name, const std::string& fingerprint) {
+  bool ok = true;
+  try {
+    Load(name);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  std::lock_guard lock(mutex_);
+  if (ok) poll_failed_.erase(name);
+  else poll_failed_[name] = fingerprint;
 }
 
 void ModelManager::PollOnce() {
@@ -227,6 +291,12 @@ void ModelManager::PollOnce() {
     Log(std::string("poll: ") + e.what());
     return;
   }
+  std::set<std::string> pending;  // models with a task queued or running: left for the next pass
+  {
+    std::lock_guard lock(control_mutex_);
+    pending = busy_;
+    for (const auto& t : tasks_) pending.insert(t.model);
+  }
   const std::set<std::string> present(names.begin(), names.end());
   std::vector<std::string> loaded;
   {
@@ -234,36 +304,25 @@ void ModelManager::PollOnce() {
     for (const auto& [n, m] : models_) loaded.push_back(n);
   }
   for (const auto& n : loaded) {
-    if (!present.count(n)) {
-      try {
-        Unload(n);
-      } catch (const Error&) {
-      }
+    if (!present.count(n) && !pending.count(n)) {
+      Schedule(n, [this, n] {
+        try {
+          Unload(n);
+        } catch (const Error&) {
+        }
+      });
     }
   }
   for (const auto& n : names) {
+    if (pending.count(n)) continue;
     const std::string fp = ModelFingerprint(options_.repository, n);
-    std::string current;
-    bool failed = false;
     {
       std::lock_guard lock(mutex_);
-      if (auto it = models_.find(n); it != models_.end()) current = it->second->fingerprint;
-      failed = failures_.count(n) > 0;
+      const auto it = models_.find(n);
+      if (it != models_.end() && it->second->fingerprint == fp) continue;
+      if (failures_.count(n) && poll_failed_.count(n) && poll_failed_[n] == fp) continue;  // unchanged since it failed
     }
-    if (fp == current) continue;
-    {
-      std::lock_guard lock(mutex_);
-      if (failed && poll_failed_[n] == fp) continue;  // unchanged since its load failed
-    }
-    bool ok = true;
-    try {
-      Load(n);
-    } catch (const std::exception&) {
-      ok = false;
-    }
-    std::lock_guard lock(mutex_);
-    if (ok) poll_failed_.erase(n);
-    else poll_failed_[n] = fp;
+    Schedule(n, [this, n, fp] { PollLoad(n, fp); });
   }
 }
 
@@ -273,7 +332,12 @@ void ModelManager::Shutdown() {
     stopping_ = true;
   }
   control_cv_.notify_all();
-  if (control_thread_.joinable()) control_thread_.join();
+  for (auto& t : load_threads_) t.join();
+  load_threads_.clear();
+  {
+    std::lock_guard lock(control_mutex_);
+    tasks_.clear();
+  }
   std::map<std::string, std::shared_ptr<LoadedModel>> models;
   {
     std::lock_guard lock(mutex_);
@@ -282,7 +346,7 @@ void ModelManager::Shutdown() {
   for (auto& [n, m] : models) Retire(std::move(m));
 }
 
-int ModelManager::Start() {
+void ModelManager::StartLoading() {
   std::vector<std::string> names;
   if (options_.mode == ControlMode::kExplicit) {
     const bool all = std::find(options_.startup_models.begin(), options_.startup_models.end(), "*") !=
@@ -293,17 +357,39 @@ int ModelManager::Start() {
     names = ListModels(options_.repository, &skipped);
     for (const auto& s : skipped) Log("repository entry skipped: " + s);
   }
-  int failed = 0;
   for (const auto& n : names) {
-    try {
-      Load(n);
-    } catch (const std::exception&) {
-      ++failed;
-      std::lock_guard lock(mutex_);
-      if (options_.mode == ControlMode::kPoll) poll_failed_[n] = ModelFingerprint(options_.repository, n);
-    }
+    std::lock_guard lock(mutex_);  // counted before the load can finish
+    const bool scheduled = Schedule(n, [this, n] {
+      bool ok = true;
+      try {
+        Load(n);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      const bool poll = options_.mode == ControlMode::kPoll;
+      const std::string fp = !ok && poll ? ModelFingerprint(options_.repository, n) : "";
+      {
+        std::lock_guard lock(mutex_);
+        if (!ok && poll) poll_failed_[n] = fp;
+        ++startup_.done;
+        if (!ok) ++startup_.failed;
+      }
+      startup_cv_.notify_all();
+    });
+    if (scheduled) ++startup_.models;
   }
-  return failed;
+}
+
+ModelManager::StartupProgress ModelManager::Startup() const {
+  std::lock_guard lock(mutex_);
+  return startup_;
+}
+
+int ModelManager::Start() {
+  StartLoading();
+  std::unique_lock lock(mutex_);
+  startup_cv_.wait(lock, [&] { return startup_.done >= startup_.models; });
+  return startup_.failed;
 }
 
 std::shared_ptr<const LoadedModel> ModelManager::Find(const std::string& name) const {
@@ -320,6 +406,7 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
   }
   std::lock_guard lock(mutex_);
   for (const auto& [n, why] : failures_) entries[n] = {n, {}, "UNAVAILABLE", why};
+  for (const auto& [n, count] : loading_) entries[n] = {n, {}, "LOADING", ""};
   for (const auto& [n, m] : models_) {
     ModelIndexEntry e{n, {}, "READY", ""};
     for (const auto& [v, s] : m->versions) e.versions.push_back(v);
@@ -332,10 +419,19 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
 
 bool ModelManager::AllReady() const {
   std::lock_guard lock(mutex_);
+  if (startup_.done < startup_.models) return false;
   for (const auto& [n, why] : failures_) {
     if (why != "unloaded") return false;
   }
+  for (const auto& [n, count] : loading_) {
+    if (!models_.count(n)) return false;
+  }
   return true;
+}
+
+bool ModelManager::Loading(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return loading_.count(name) && !models_.count(name);
 }
 
 void ModelManager::RefreshMemoryGauges() {

@@ -59,6 +59,8 @@ std::vector<std::string> ListModels(const std::string& repository, std::vector<s
 
 namespace {
 
+constexpr uintmax_t kMaxConfigBytes = 4u << 20;  // config.pbtxt
+
 bool IsInside(const fs::path& child, const fs::path& parent) {
   std::error_code ec;
   const fs::path c = fs::weakly_canonical(child, ec);
@@ -87,6 +89,15 @@ ModelSource ReadModelSource(const std::string& repository, const std::string& na
   }
   const fs::path config_path = dir / "config.pbtxt";
   if (fs::exists(config_path, ec)) {
+    // Checked before it is opened: reading a FIFO would block the load, and a device might never end.
+    if (!fs::is_regular_file(fs::status(config_path, ec))) {
+      throw InvalidModelError(config_path.string() + ": not a regular file");
+    }
+    const uintmax_t size = fs::file_size(config_path, ec);
+    if (!ec && size > kMaxConfigBytes) {
+      throw InvalidModelError(config_path.string() + ": " + std::to_string(size) + " bytes (at most " +
+                              std::to_string(kMaxConfigBytes) + ")");
+    }
     std::ifstream in(config_path, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();

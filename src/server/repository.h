@@ -31,6 +31,7 @@ struct ModelSource {
 
 // Reads <repository>/<name>: validates the name, checks the folder is inside the repository (no symlink out),
 // parses config.pbtxt when present and lists the numeric version folders (others are skipped with a warning).
+// config.pbtxt must be a regular file of at most 4 MiB, checked before it is opened (a FIFO would block).
 // Throws InvalidArgumentError for a bad name or missing model, InvalidModelError for a bad config.
 ModelSource ReadModelSource(const std::string& repository, const std::string& name);
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <ctime>
 #include <thread>
 
 #include "ferry/error.h"
@@ -20,12 +21,6 @@ int RunServer(const ServeOptions& options, std::ostream& log) {
 
   auto metrics = std::make_shared<MetricsRegistry>();
   ModelManager manager(options.manager, metrics, log);
-  const int failed = manager.Start();
-  if (failed > 0 && !options.keep_going) {
-    log << "ferry serve: " << failed << " model(s) failed to load; exiting (--keep-going serves the others)"
-        << std::endl;
-    return 1;
-  }
   ServiceOptions so;
   so.max_json_depth = options.max_json_depth;
   so.model_control = options.manager.mode == ControlMode::kExplicit;
@@ -34,18 +29,47 @@ int RunServer(const ServeOptions& options, std::ostream& log) {
                            : "model control is disabled: start with --model-control-mode explicit";
   InferenceService service(manager, metrics, so);
   Router router(service);
+  // The models load on the manager's load threads while the transports listen: health answers at once (live;
+  // ready once the models are loaded), and a model that loads slowly delays no other. (A repository that cannot
+  // be listed fails here, before anything listens.)
+  manager.StartLoading();
   std::unique_ptr<GrpcServer> grpc;
+  uint16_t grpc_port = 0;
   if (options.grpc_enabled) {
     grpc = std::make_unique<GrpcServer>(options.grpc, service);
-    const uint16_t grpc_port = grpc->Start();
-    log << "ferry serve: gRPC on " << options.grpc.address << ":" << grpc_port << std::endl;
+    grpc_port = grpc->Start();
   }
   HttpServer http(options.http, router);
   const uint16_t port = http.Start();
-  log << "ferry serve: HTTP on " << options.http.address << ":" << port << std::endl;
+  log << "ferry serve: listening (HTTP port " << port;
+  if (grpc) log << ", gRPC port " << grpc_port;
+  log << " on " << options.http.address << ") while " << manager.Startup().models
+      << " model(s) load; /v2/health/ready answers 200 once they have" << std::endl;
 
+  // Waits for SIGTERM/SIGINT, or for a failed startup load without --keep-going (exit 1, as Triton). Once the
+  // startup loads are done, the lines scripts wait for: "gRPC on ..." and "HTTP on ...".
+  bool announced = false;
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sig <= 0) {
+    const timespec tick{0, 50'000'000};
+    sig = sigtimedwait(&signals, nullptr, &tick);
+    if (sig > 0) break;
+    const auto startup = manager.Startup();
+    if (startup.failed > 0 && !options.keep_going) {
+      log << "ferry serve: " << startup.failed << " model(s) failed to load; exiting (--keep-going serves the others)"
+          << std::endl;
+      service.SetShuttingDown();
+      if (grpc) grpc->Stop(0);
+      http.Stop(0);
+      manager.Shutdown();
+      return 1;
+    }
+    if (!announced && startup.done == startup.models) {
+      announced = true;
+      if (grpc) log << "ferry serve: gRPC on " << options.grpc.address << ":" << grpc_port << std::endl;
+      log << "ferry serve: HTTP on " << options.http.address << ":" << port << std::endl;
+    }
+  }
   log << "ferry serve: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
       << ": draining (no new connections; answering requests in flight)" << std::endl;
   service.SetShuttingDown();

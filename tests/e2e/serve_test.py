@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks of a running `ferry serve` (started by serve_test.sh): serve_test.py PORT SOURCE_DIR MODE REPO.
 MODE main: every endpoint and behaviour on the explicit-mode server; drain: one slow request (SIGTERM is sent
-meanwhile); none: the control API is refused; poll: a new version folder is picked up."""
+meanwhile); none: the control API is refused; poll: a new version folder is picked up; sigterm_race: requests sent
+back to back while this process sends SIGTERM (to $FERRY_SERVE_PID) are all answered; loading: the listener and
+the other models serve while one model's load blocks."""
 import json
 import os
 import re
@@ -94,6 +96,43 @@ def main_checks():
     sock.close()
     check("body size limit 413", answer.startswith(b"HTTP/1.1 413") and b"exceeds the limit of 2000000 bytes" in answer,
           answer)
+    # Invalid UTF-8 in the JSON (in a string, or tensor bytes read as JSON when Inference-Header-Content-Length is
+    # too long): 400 with a valid JSON error body, 100 times; the drain at SIGTERM then finds none in flight.
+    q = Client(URL, timeout=10)  # an answer that never comes fails here instead of hanging
+    bad = b'{"inputs":[{"name":"input\xff\xfe","datatype":"FP32","shape":[1,3,32,32],"data":[1]}]}'
+    header = json.dumps({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 3, 32, 32],
+                                     "parameters": {"binary_data_size": X.nbytes}}]}).encode()
+    binary = header + b"\xff\xc3" + X.tobytes()[2:]
+    answers = []
+    try:
+        for i in range(100):
+            s, h, body = (q.request("POST", "/v2/models/cnn/infer", bad) if i % 2 else
+                          q.request("POST", "/v2/models/cnn/infer", binary,
+                                    {"Inference-Header-Content-Length": str(len(header) + 8)}))
+            answers.append(s == 400 and "not valid JSON" in json.loads(body)["error"])
+    except (OSError, ValueError) as e:
+        answers.append(repr(e))
+    check("invalid UTF-8 in the JSON: 100 x 400", answers == [True] * 100, answers[-3:])
+    # Transfer codings other than a single final chunked: refused from the header, and the connection closed.
+    for te, want in [(b"gzip", b"HTTP/1.1 400"), (b"gzip, chunked", b"HTTP/1.1 501")]:
+        sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+        sock.sendall(b"POST /v2/models/cnn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te +
+                     b"\r\nContent-Length: 5\r\n\r\nhello" if te == b"gzip" else
+                     b"POST /v2/models/cnn/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + b"\r\n\r\n0\r\n\r\n")
+        answer = b""
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except OSError as e:
+            answer += repr(e).encode()
+        sock.close()
+        check(f"Transfer-Encoding {te.decode()} refused and closed", answer.startswith(want) and
+              answer.count(b"HTTP/1.1") == 1 and b"Connection: close" in answer, answer[:300])
+    s, err = c.infer("cnn", {"input": X}, outputs=["logits", "logits"])
+    check("an output requested twice 400", s == 400 and "output 'logits' is requested more than once" in err, (s, err))
     s, h, body = c.request("GET", "/v2/models/cnn/infer")
     check("wrong method 405", s == 405, (s, body))
     s, h, body = c.request("GET", "/v2/nothing")
@@ -271,6 +310,107 @@ def drain():
     sys.exit(0 if ok else 1)
 
 
+def read_response(sock):
+    """(status, keep-alive) of one HTTP answer with a Content-Length body, or None when the connection ends first."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        n = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
+        while len(rest) < n:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            rest += chunk
+    except OSError:
+        return None
+    return int(head.split(b" ")[1]), b"connection: close" not in head.lower()
+
+
+def sigterm_race():
+    # Clients send requests back to back (keep-alive, and a new connection per request), and this process sends
+    # the server SIGTERM: every request whose bytes were all sent before the signal gets an answer (200, or 503).
+    pid = int(os.environ["FERRY_SERVE_PID"])
+    body = json.dumps({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 3, 32, 32],
+                                   "data": X.flatten().tolist()}]}).encode()
+    request = b"POST /v2/models/cnn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    killed = []  # the time SIGTERM was sent
+    lost, bad, answered = [], [], [0]
+
+    def client(fresh):
+        sock = None
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if killed and time.monotonic() > killed[0] + 5:
+                break
+            try:
+                if sock is None:
+                    sock = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+                sock.sendall(request)
+            except OSError:
+                if not killed:
+                    bad.append("send failed before SIGTERM")
+                break
+            sent = time.monotonic()
+            answer = read_response(sock)
+            if answer is None:
+                if not killed or sent < killed[0] - 0.001:
+                    lost.append(sent - killed[0] if killed else "before SIGTERM")
+                break
+            status, keep_alive = answer
+            answered[0] += 1
+            if status not in (200, 503):
+                bad.append(status)
+            if fresh or not keep_alive:
+                sock.close()
+                sock = None
+        if sock is not None:
+            sock.close()
+
+    threads = [threading.Thread(target=client, args=(i % 4 == 3,)) for i in range(8)]
+    [t.start() for t in threads]
+    time.sleep(1.5)
+    killed.append(time.monotonic())
+    os.kill(pid, 15)
+    [t.join() for t in threads]
+    check("SIGTERM: every request sent before it answered", not lost and not bad, (lost, bad))
+    check("SIGTERM race: requests were being answered", answered[0] > 20, answered[0])
+
+
+def loading():
+    # The repository holds a_fifo (its external data is a FIFO: the load blocks on it, or fails at once), cnn and
+    # resize (zeros are not a valid input for its warm-up; it serves anyway). The listener answers from the start,
+    # and the other models serve whatever a_fifo does.
+    c = Client(URL, timeout=10)
+    s, b = c.get_json("/v2/health/live")
+    check("loading: live while models load", s == 200, (s, b))
+    deadline = time.time() + 60
+    ready = False
+    while time.time() < deadline and not ready:
+        ready = c.get_json("/v2/models/cnn/ready")[0] == 200 and c.get_json("/v2/models/resize/ready")[0] == 200
+        if not ready:
+            time.sleep(0.2)
+    check("loading: cnn and resize serve while a_fifo does not", ready, "")
+    s, out = c.infer("cnn", {"input": X})
+    check("loading: cnn infers", s == 200 and close(out["logits"]), (s, out))
+    s, out = c.infer("resize", {"x": np.ones((1, 1, 2, 2), np.float32), "scales": np.array([1, 1, 2, 2], np.float32)})
+    check("loading: resize infers", s == 200 and out["y"].shape == (1, 1, 4, 4), (s, out))
+    s, b = c.get_json("/v2/models/a_fifo/ready")
+    check("loading: a_fifo not ready (400)", s == 400, (s, b))
+    s, b = c.get_json("/v2/health/ready")
+    check("loading: server not ready while a model is loading or failed (503)", s == 503, (s, b))
+    s, b = c.post_json("/v2/repository/index")
+    state = {e["name"]: e["state"] for e in b}
+    check("loading: index says a_fifo is LOADING or UNAVAILABLE", state.get("a_fifo") in ("LOADING", "UNAVAILABLE") and
+          state.get("cnn") == "READY", b)
+    s, err = c.infer("a_fifo", {"input": X})
+    check("loading: infer on a_fifo 503 (loading) or 404 (failed)", s in (503, 404), (s, err))
+
+
 def none_mode():
     c = Client(URL)
     s, b = c.post_json("/v2/repository/models/cnn/unload")
@@ -298,5 +438,6 @@ def poll_mode():
     check("poll: a broken config keeps the previous load serving", s == 200, (s, out))
 
 
-{"main": main_checks, "drain": drain, "none": none_mode, "poll": poll_mode}[MODE]()
+{"main": main_checks, "drain": drain, "none": none_mode, "poll": poll_mode, "sigterm_race": sigterm_race,
+ "loading": loading}[MODE]()
 sys.exit(1 if failures else 0)

@@ -3,8 +3,10 @@
 # JSON and binary inference, gRPC inference (serve_grpc_client.py), dynamic batching visible in metrics and
 # statistics, queue-full 503s, timeouts, client-disconnect cancellation, bad requests, path traversal, model control
 # (explicit load/unload, poll reload, refusal in none mode), reload under load with memory back to baseline, many
-# keep-alive connections with a stalled client, SIGTERM drain, and bad configs refused at startup with file, line and
-# field. The checks are in serve_test.py.
+# keep-alive connections with a stalled client, SIGTERM drain (and requests sent just before SIGTERM all answered),
+# models loading behind the listener (a model whose external data is a FIFO blocks no one), warm-up failures on
+# zeros as warnings, invalid UTF-8 and unsupported Transfer-Encoding refused, and bad configs refused at startup
+# with file, line and field. The checks are in serve_test.py.
 # Usage: serve_test.sh path/to/ferry     Exit 77 (skipped) when /usr/bin/python3 lacks onnx or numpy.
 set -uo pipefail
 FERRY="$1"
@@ -102,6 +104,9 @@ if start main "$R" --model-control-mode explicit --load-model cnn --load-model a
   wait "$client" && pass "request in flight at SIGTERM answered" || fail "request in flight at SIGTERM answered"
   if wait "$PID" && grep -q "ferry serve: stopped" "$TMP/main.log"; then pass "SIGTERM drains and exits 0"
   else fail "SIGTERM drains and exits 0"; tail -5 "$TMP/main.log"; fi
+  # The 100 requests with invalid UTF-8 (serve_test.py main) were all answered: none is left in flight.
+  grep -q "still in flight" "$TMP/main.log" && fail "no request left in flight at SIGTERM" \
+    || pass "no request left in flight at SIGTERM"
 else
   fail "main server starts"
 fi
@@ -133,6 +138,98 @@ if start poll "$P" --model-control-mode poll --repository-poll-secs 1 --threads 
   "$PY" "$SRC/tests/e2e/serve_test.py" "$PORT" "$SRC" poll "$P" && pass "poll mode reloads changes" \
     || { fail "poll mode reloads changes"; tail -5 "$TMP/poll.log"; }
   kill -TERM "$PID"; wait "$PID"
+fi
+
+# exits PID SECONDS [EACH]: waits (bounded) for PID to exit, running EACH every tick; sets RC (124: still running,
+# then killed).
+exits() {
+  local pid="$1" secs="$2" each="${3:-true}"
+  for _ in $(seq 1 $((secs * 10))); do
+    kill -0 "$pid" 2>/dev/null || break
+    $each
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid" 2>/dev/null; RC=124; else wait "$pid"; RC=$?; fi
+}
+
+# 2b. SIGTERM race: requests sent back to back on keep-alive and new connections while the test sends SIGTERM:
+# every request whose bytes were sent before the signal is answered; nothing is left in flight.
+if start race "$R" --threads 1 --no-grpc; then
+  FERRY_SERVE_PID="$PID" timeout 120 "$PY" "$SRC/tests/e2e/serve_test.py" "$PORT" "$SRC" sigterm_race "$R" \
+    && pass "SIGTERM race: requests sent before it answered" || fail "SIGTERM race: requests sent before it answered"
+  exits "$PID" 60
+  if [ "$RC" = 0 ] && ! grep -q "still in flight" "$TMP/race.log"; then pass "SIGTERM race: drained, exit 0"
+  else fail "SIGTERM race: drained, exit 0 (exit $RC)"; tail -5 "$TMP/race.log"; fi
+fi
+
+# 2c. Models load behind the listener: a model whose external data is a FIFO (its load blocks opening it, or the
+# importer refuses it at once) keeps neither the listener nor the other models from serving, --keep-going or not;
+# a model whose warm-up on zeros fails (a Resize's scales must be positive) serves with a warning.
+L="$TMP/loading"
+mkdir -p "$L/cnn/1" && cp "$TMP/cnn_dyn.onnx" "$L/cnn/1/model.onnx"
+"$PY" - "$TMP/cnn_dyn.onnx" "$L" <<'PYEOF'
+import os, sys, onnx
+from onnx import helper, TensorProto
+src, repo = sys.argv[1], sys.argv[2]
+os.makedirs(f"{repo}/a_fifo/1")
+m = onnx.load(src)
+onnx.save(m, f"{repo}/a_fifo/1/model.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+          location="weights.bin", size_threshold=0)
+os.makedirs(f"{repo}/resize/1")
+g = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"])], "resize",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+                       helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c", "d"])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), f"{repo}/resize/1/model.onnx")
+PYEOF
+rm -f "$L/a_fifo/1/weights.bin" && mkfifo "$L/a_fifo/1/weights.bin"
+# Lets a load blocked opening the FIFO go on: it reads end-of-file and fails (opening read-write never blocks).
+unblock() { timeout 5 bash -c "exec 3<>'$L/a_fifo/1/weights.bin'; exec 3>&-" 2>/dev/null; }
+# listening NAME ARGS...: starts `ferry serve` and waits (bounded) for its "listening" line; sets PORT and PID.
+listening() {
+  local name="$1"; shift
+  "$FERRY" serve "$@" --http-port 0 --grpc-port 0 >"$TMP/$name.log" 2>&1 &
+  PID=$!
+  PIDS+=("$PID")
+  PORT=""
+  for _ in $(seq 1 300); do
+    PORT="$(grep -oE 'listening \(HTTP port [0-9]+' "$TMP/$name.log" | grep -oE '[0-9]+$')"
+    [ -n "$PORT" ] && return 0
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "server $name is not listening:"; cat "$TMP/$name.log"; return 1
+}
+if listening loading "$L" --threads 1 --keep-going; then
+  timeout 120 "$PY" "$SRC/tests/e2e/serve_test.py" "$PORT" "$SRC" loading "$L" \
+    && pass "loading: the listener and the other models serve while a_fifo loads" \
+    || { fail "loading: the listener and the other models serve while a_fifo loads"; tail -5 "$TMP/loading.log"; }
+  grep -q "warning: model 'resize' version 1: the warm-up run with zeros failed" "$TMP/loading.log" \
+    && pass "loading: resize serves with a warning about its warm-up" \
+    || fail "loading: resize serves with a warning about its warm-up"
+  unblock
+  kill -TERM "$PID"
+  exits "$PID" 60 unblock
+  [ "$RC" = 0 ] && pass "loading: --keep-going server exits 0 on SIGTERM" \
+    || { fail "loading: --keep-going server exits 0 on SIGTERM (exit $RC)"; tail -5 "$TMP/loading.log"; }
+else
+  fail "loading: the server listens while a_fifo loads (--keep-going)"
+fi
+# Without --keep-going: it listens (live answers) until a_fifo's load fails, then exits 1.
+if listening loading_strict "$L" --threads 1 --no-grpc; then
+  live="$(timeout 10 "$PY" -c "import sys, urllib.request as u
+try: print(u.urlopen('http://127.0.0.1:$PORT/v2/health/live', timeout=5).status)
+except Exception as e: print(e)")"
+  exits "$PID" 60 unblock
+  if [ "$RC" = 1 ] && grep -q "1 model(s) failed to load; exiting" "$TMP/loading_strict.log" &&
+     { [ "$live" = 200 ] || grep -q "model 'a_fifo' failed to load" "$TMP/loading_strict.log"; }; then
+    pass "loading: without --keep-going it listens, then exits 1 when a_fifo fails"
+  else
+    fail "loading: without --keep-going it listens, then exits 1 when a_fifo fails (exit $RC, live $live)"
+    tail -5 "$TMP/loading_strict.log"
+  fi
+else
+  fail "loading: the server listens while a_fifo loads (without --keep-going)"
 fi
 
 # 4. Bad configs are refused at startup with the file, line and field (exit 1).

@@ -58,7 +58,8 @@ LOG="$(cat "$TMP/serve.log")"
 expect triton_unbatched_ready 0 "model 'quickstart_cnn' version 1 ready: 1 instance\(s\), max_batch_size 0" -- echo "$LOG"
 expect triton_batched_ready 0 "model 'quickstart_cnn_batched' version 1,2 ready: 2 instance\(s\), max_batch_size 8, dynamic batching, level 2" -- \
   echo "$LOG"
-expect triton_ignored_fields_warned 0 'config.pbtxt:[0-9]+: model_warmup is ignored by Ferry' -- echo "$LOG"
+expect triton_ignored_fields_warned 0 "config.pbtxt: parameters 'inter_op_thread_count' is ignored by Ferry" -- echo "$LOG"
+expect triton_model_warmup_runs 0 "model 'quickstart_cnn_batched' version 1,2 ready: .*, warm-up 'zeros'" -- echo "$LOG"
 expect triton_nothing_refused 0 '^none$' -- bash -c "grep -iE 'error|failed|refused' '$TMP/serve.log' || echo none"
 
 expect triton_endpoints 0 '^triton ok$' -- "$PY" - "$URL" "$ROOT" <<'PY'

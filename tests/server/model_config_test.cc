@@ -60,13 +60,14 @@ parameters { key: "intra_op_thread_count" value: { string_value: "3" } }
 
 TEST(ServerModelConfig, WarnsWithTheLineOfEachIgnoredField) {
   std::vector<std::string> warnings;
-  auto parsed = ParseModelConfig("name: \"m\"\n\nmodel_warmup [ { name: \"w\" batch_size: 1 } ]\n"
-                                 "instance_group [ { count: 1 gpus: [ 0 ] } ]\n",
+  auto parsed = ParseModelConfig("name: \"m\"\n\nresponse_cache { enable: true }\n"
+                                 "instance_group [ { count: 1 gpus: [ 0 ] } ]\n"
+                                 "model_warmup [ { name: \"w\" batch_size: 1 } ]\n",
                                  "m/config.pbtxt", &warnings);
   ValidateModelConfig(parsed, "m", &warnings);
-  ASSERT_EQ(warnings.size(), 2u);
+  ASSERT_EQ(warnings.size(), 2u);  // model_warmup is read (model_warmup.h)
   EXPECT_EQ(warnings[0], "m/config.pbtxt:4: instance_group[0].gpus is ignored by Ferry");
-  EXPECT_EQ(warnings[1], "m/config.pbtxt:3: model_warmup is ignored by Ferry");
+  EXPECT_EQ(warnings[1], "m/config.pbtxt:3: response_cache is ignored by Ferry");
 }
 
 TEST(ServerModelConfig, ErrorsNameFileLineAndField) {
