@@ -164,11 +164,11 @@ TEST(ServerModelManager, AModelThatBlocksDelaysNoOther) {
     for (int i = 0; i < 3000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return done();
   };
-  ASSERT_TRUE(wait_until([&] { return manager.Find("b") != nullptr; })) << repo.log.str();
+  ASSERT_TRUE(wait_until([&] { return manager.Startup().done == 1; })) << repo.log.str();
+  EXPECT_TRUE(manager.Find("b")) << repo.log.str();
   EXPECT_FALSE(manager.Find("a"));
   EXPECT_FALSE(manager.AllReady());
   EXPECT_EQ(manager.Startup().models, 2);
-  EXPECT_EQ(manager.Startup().done, 1);
   for (const auto& e : manager.Index()) EXPECT_EQ(e.state, e.name == "b" ? "READY" : "UNAVAILABLE") << e.name;
   release.set_value();
   ASSERT_TRUE(wait_until([&] { return manager.Startup().done == 2; }));
