@@ -447,15 +447,16 @@ ServeConfig ValidateModelConfig(const ParsedConfig& config, const std::string& m
   }
   for (const auto& [key, value] : p.parameters()) {
     const std::string where = config.path.empty() ? "(auto-completed config): " : config.path + ": ";
-    const auto parse_int = [&](int lo, int hi) {
+    // Init-captures: clang before 16 (the fuzz build's) cannot capture a structured binding.
+    const auto parse_int = [&, &key = key, &text = value.string_value()](int lo, int hi) {
       try {
         size_t used = 0;
-        const int v = std::stoi(value.string_value(), &used);
-        if (used != value.string_value().size() || v < lo || v > hi) throw std::out_of_range("range");
+        const int v = std::stoi(text, &used);
+        if (used != text.size() || v < lo || v > hi) throw std::out_of_range("range");
         return v;
       } catch (const std::exception&) {
-        fail(where, "parameters '" + key + "'", "'" + value.string_value() + "' is not an integer in " +
-                                                    std::to_string(lo) + ".." + std::to_string(hi));
+        fail(where, "parameters '" + key + "'",
+             "'" + text + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
       }
       return 0;
     };
