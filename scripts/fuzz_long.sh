@@ -48,7 +48,7 @@ fi
 
 /usr/bin/python3 - "$SECONDS_EACH" "$JOBS" <<'PY' | tee build-fuzz/long-run.md
 import json, os, subprocess, sys
-rows = [json.loads(l) for l in open("build-fuzz/results.jsonl")]
+rows = list({r["target"]: r for r in map(json.loads, open("build-fuzz/results.jsonl"))}.values())  # last run each
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 date = min(r["date"] for r in rows) if rows else "?"
 print(f"Run of {date} at commit {commit}: `./scripts/fuzz_long.sh {sys.argv[1]} {sys.argv[2]}` "
