@@ -4,7 +4,6 @@
 // failed; 1 the model (or the --profile trace) cannot be read; 2 a usage error (flags, --shape naming no input or
 // of the wrong rank).
 #include <algorithm>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -20,6 +19,7 @@
 #include "core/human_format.h"
 #include "core/isa.h"
 #include "core/parse_number.h"
+#include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "tools/check.h"
@@ -230,9 +230,9 @@ int Check(const CheckArgs& a) {
   if (!a.profile.empty()) profile = tools::SummarizeProfile(tools::LoadProfileTrace(a.profile));
   // The model must exist (exit 1); from here on an InvalidArgumentError is about the options (--shape), and any
   // other error means the model cannot be read.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(a.model, ec)) {
-    std::cerr << "ferry: error [InvalidArgument]: model '" << a.model << "': no such file\n";
+  if (const RegularFile file = RegularFile::Open(a.model); !file.ok()) {  // a FIFO is refused without blocking
+    std::cerr << "ferry: error [InvalidArgument]: model '" << a.model
+              << "': " << (file.error() == "does not exist" ? "no such file" : file.error()) << "\n";
     return 1;
   }
   tools::CheckReport report;

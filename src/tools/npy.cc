@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ferry/float16.h"
 
@@ -509,35 +510,30 @@ Tensor ParseNpy(std::span<const uint8_t> bytes, std::string_view source) {
 }
 
 Tensor ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail(path, "cannot open for reading");
-  in.seekg(0, std::ios::end);
-  std::streamoff end = in.tellg();
-  if (end < 0) Fail(path, "cannot determine the file size");
-  auto total = static_cast<uint64_t>(end);
-  in.seekg(0, std::ios::beg);
+  // Only a regular file is read, and anything else is refused without blocking (core/regular_file.h).
+  RegularFile file = RegularFile::Open(path);
+  if (!file.ok()) Fail(path, file.error());
+  const uint64_t total = file.size();
+  auto read_exact = [&](uint64_t offset, void* dst, uint64_t bytes, const char* what) {
+    if (bytes == 0) return;
+    const std::string err = file.ReadAt(offset, dst, static_cast<size_t>(bytes));
+    if (!err.empty()) Fail(path, std::string("cannot read ") + what + ": " + err);
+  };
 
   std::vector<uint8_t> prefix(static_cast<size_t>(std::min<uint64_t>(total, 12)));
-  if (!in.read(reinterpret_cast<char*>(prefix.data()), static_cast<std::streamsize>(prefix.size()))) {
-    Fail(path, "read error");
-  }
+  read_exact(0, prefix.data(), prefix.size(), "the preamble");
   Preamble p = ParsePreamble(prefix, total, path);
   std::string text(p.header_len, '\0');
-  in.seekg(static_cast<std::streamoff>(p.header_start), std::ios::beg);
-  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) Fail(path, "read error in the header");
-  Header h = ParseHeader(p, text, total, path);
+  read_exact(p.header_start, text.data(), text.size(), "the header");
+  Header h = ParseHeader(p, text, total, path);  // the data size is checked against the file's before allocating
 
-  auto read_exact = [&](void* dst, uint64_t bytes) {
-    if (bytes == 0) return;
-    if (!in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes))) Fail(path, "read error in the data");
-  };
   if (h.kind == Kind::kUnicode || h.kind == Kind::kBytes) {
     std::vector<uint8_t> data(static_cast<size_t>(h.data_bytes));
-    read_exact(data.data(), h.data_bytes);
+    read_exact(h.data_offset, data.data(), h.data_bytes, "the data");
     return Decode(h, data, path);
   }
   Tensor t = AllocateTensor(h, path);
-  read_exact(t.raw_data(), h.data_bytes);
+  read_exact(h.data_offset, t.raw_data(), h.data_bytes, "the data");
   FixupInPlace(h, t);
   return t;
 }

@@ -4,10 +4,11 @@
 #include <onnx/onnx-data_pb.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 #include "ir/tensor_proto.h"
@@ -41,10 +42,19 @@ void CollectOps(const onnx::GraphProto& g, std::set<std::string>& ops) {
   }
 }
 
+// A whole protobuf file (at most 2 GiB, protobuf's own limit). Only a regular file is read, and anything else is
+// refused without blocking (core/regular_file.h): `--input x=pipe.pb` must not wait on a FIFO.
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgumentError("cannot open '" + path + "'");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  RegularFile file = RegularFile::Open(path);
+  if (!file.ok()) throw InvalidArgumentError("'" + path + "' " + file.error());
+  if (file.size() > static_cast<uint64_t>(INT_MAX)) {
+    throw InvalidArgumentError("'" + path + "' is " + std::to_string(file.size()) +
+                               " bytes, over the 2 GiB a protobuf message can have");
+  }
+  std::string bytes(static_cast<size_t>(file.size()), '\0');
+  const std::string err = file.ReadAt(0, bytes.data(), bytes.size());
+  if (!err.empty()) throw InvalidArgumentError("'" + path + "': cannot read it: " + err);
+  return bytes;
 }
 
 }  // namespace

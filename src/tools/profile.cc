@@ -8,9 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include "core/regular_file.h"
 #include "ferry/error.h"
 
 namespace ferry::tools {
@@ -263,12 +263,11 @@ void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& 
 }
 
 std::vector<RunStats> LoadProfileTrace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Bad(path, "cannot open the file (missing or unreadable)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) Bad(path, "read error");
-  const std::string text = buffer.str();
+  // Only a regular file is read, and anything else is refused without blocking (core/regular_file.h).
+  const RegularFile file = RegularFile::Open(path);
+  if (!file.ok()) Bad(path, "cannot open the file: it " + file.error());
+  std::string text(static_cast<size_t>(file.size()), '\0');
+  if (const std::string err = file.ReadAt(0, text.data(), text.size()); !err.empty()) Bad(path, "read error: " + err);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) Bad(path, "the file is empty");
   if (NestingDepth(text) > 64) Bad(path, "JSON nested deeper than 64 levels (not a trace)");
   Json doc;

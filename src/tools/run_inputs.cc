@@ -123,7 +123,11 @@ std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const Inp
   std::vector<NamedValue> out;
   for (const IoInfo& info : inputs) {
     if (auto f = spec.files.find(info.name); f != spec.files.end()) {
-      out.emplace_back(info.name, Value(LoadTensorFile(f->second)));
+      try {
+        out.emplace_back(info.name, Value(LoadTensorFile(f->second)));
+      } catch (const InvalidArgumentError& e) {  // the file's problem (a FIFO, missing, malformed): say whose
+        throw InvalidArgumentError("input '" + info.name + "': " + e.what());
+      }
       continue;
     }
     if (!spec.random) {

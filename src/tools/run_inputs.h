@@ -32,7 +32,8 @@ std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spe
 // The same for inputs described by `inputs` (a server's model metadata, for `ferry bench --server`).
 std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec);
 
-// Loads a tensor from .npy or TensorProto .pb (by extension).
+// Loads a tensor from .npy or TensorProto .pb (by extension). Only a regular file is read: a FIFO, device or
+// directory is refused (InvalidArgumentError naming the path and what it is) without ever blocking.
 Tensor LoadTensorFile(const std::string& path);
 
 struct TensorSummary {

@@ -18,6 +18,7 @@
 
 #include "ferry/error.h"
 #include "ferry/session.h"
+#include "testing/fifo.h"
 #include "tools/check.h"
 #include "tools/check_html.h"
 #include "tools/profile_overlay.h"
@@ -311,6 +312,15 @@ TEST(Profile, LoadRejectsBadTracesNamingTheFile) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+  // `ferry check --html --profile pipe` must not wait on a FIFO for a trace that never comes.
+  ferry::testing::Fifo fifo(path);
+  try {
+    LoadProfileTrace(path);
+    ADD_FAILURE() << "a FIFO loaded";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO, not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fifo.fired()) << "the trace reader blocked on the FIFO";
 }
 
 // conv -> relu -> pool -> orphan: the profile ran conv with relu fused (writing relu's output "r") and pool;
