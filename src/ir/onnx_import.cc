@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <system_error>
 #include <unordered_set>
 #include <google/protobuf/unknown_field_set.h>
 #ifdef __GLIBC__
@@ -15,6 +15,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ir/tensor_proto.h"
 
@@ -89,10 +90,18 @@ class Importer {
   void ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Graph& g,
                    const std::map<std::string, int64_t>& opsets, const std::string& scope);
   TensorLoadOptions TensorOptions(const std::string& where) const { return {base_dir_, model_.Describe() + ", " + where}; }
-  // With load_initializer_data = false: the type of a large initializer from its dims and data type (validated
-  // as TensorFromProto would), or nullopt when it is small enough to load.
-  std::optional<TypeInfo> SkippedInitializerType(int32_t data_type, const google::protobuf::RepeatedField<int64_t>& dims,
-                                                 const std::string& where) const;
+  // With load_initializer_data = false: the type of a large initializer, or nullopt when it is small enough to
+  // load. A skipped initializer is validated exactly as loading it would (ValidateTensorProto: dims, data sizes,
+  // the external data reference and its file), only its data is not read.
+  std::optional<TypeInfo> SkippedInitializerType(const TensorProtoInfo& info) const;
+  std::optional<TypeInfo> SkippedInitializerType(const onnx::TensorProto& tp, const std::string& where) const {
+    if (options_.load_initializer_data) return std::nullopt;
+    return SkippedInitializerType(ValidateTensorProto(tp, TensorOptions(where)));
+  }
+  std::optional<TypeInfo> SkippedInitializerType(const onnx::SparseTensorProto& sp, const std::string& where) const {
+    if (options_.load_initializer_data) return std::nullopt;
+    return SkippedInitializerType(ValidateSparseTensorProto(sp, TensorOptions(where)));
+  }
   void CountInitializer(bool top, bool skipped, const TypeInfo* type, const std::string& name);
   // Frees the data of a tensor that has been converted (or skipped) when release_tensor_data_ is set. Every
   // TensorProto is read once; the const_cast is sound because the import's own proto is not const.
@@ -127,22 +136,11 @@ class Importer {
   mutable size_t freed_since_trim_ = 0;  // tensor data bytes freed since the last ReturnFreedHeapPages
 };
 
-std::optional<TypeInfo> Importer::SkippedInitializerType(int32_t data_type,
-                                                         const google::protobuf::RepeatedField<int64_t>& dims,
-                                                         const std::string& where) const {
-  if (options_.load_initializer_data) return std::nullopt;
-  Shape shape(dims.begin(), dims.end());
-  int64_t n = 0;
-  try {
-    n = ShapeElementCount(shape);
-  } catch (const Error& e) {
-    Fail(where, std::string("shape ") + ShapeToString(shape) + ": " + e.what());
-  }
-  if (n <= options_.small_initializer_elements) return std::nullopt;
-  if (!IsKnownDataType(data_type)) Fail(where, "unknown data type " + std::to_string(data_type));
+std::optional<TypeInfo> Importer::SkippedInitializerType(const TensorProtoInfo& info) const {
+  if (info.elements <= options_.small_initializer_elements) return std::nullopt;
   std::vector<Dim> ds;
-  for (int64_t d : shape) ds.push_back(Dim::Static(d));
-  return TypeInfo::Tensor(static_cast<DataType>(data_type), std::move(ds));
+  for (int64_t d : info.shape) ds.push_back(Dim::Static(d));
+  return TypeInfo::Tensor(info.dtype, std::move(ds));
 }
 
 void Importer::CountInitializer(bool top, bool skipped, const TypeInfo* type, const std::string& name) {
@@ -277,8 +275,7 @@ void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<
     if (tp.name().empty()) Fail(scope, "an initializer has no name");
     if (g.FindValue(tp.name())) Fail(scope, "initializer '" + tp.name() + "' is defined more than once");
     std::string where = scope + ", initializer '" + tp.name() + "'";
-    if (auto type = SkippedInitializerType(tp.data_type(), tp.dims(), where)) {
-      if (tp.has_segment()) Fail(where, "segmented tensors are not supported");
+    if (auto type = SkippedInitializerType(tp, where)) {
       skipped.insert(g.AddValue(tp.name(), *type));
       CountInitializer(top, true, &*type, tp.name());
       Release(tp);
@@ -290,9 +287,10 @@ void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<
   }
   for (const auto& sp : gp.sparse_initializer()) {
     const std::string& n = sp.values().name();
+    if (n.empty()) Fail(scope, "a sparse initializer has no name");
     if (g.FindValue(n)) Fail(scope, "sparse initializer '" + n + "' is defined more than once");
     std::string where = scope + ", initializer '" + n + "'";
-    if (auto type = SkippedInitializerType(sp.values().data_type(), sp.dims(), where)) {
+    if (auto type = SkippedInitializerType(sp, where)) {
       skipped.insert(g.AddValue(n, *type));
       CountInitializer(top, true, &*type, n);
       Release(sp);
@@ -490,31 +488,32 @@ std::unique_ptr<Model> ImportModelFromBytes(std::span<const uint8_t> bytes, cons
 std::unique_ptr<Model> ImportModelFromFile(const std::string& path) { return ImportModelFromFile(path, {}); }
 
 std::unique_ptr<Model> ImportModelFromFile(const std::string& path, const ImportOptions& options, ImportStats* stats) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw InvalidArgumentError("model '" + path + "': no such file");
+  // Only a regular file is read, and anything else is refused without blocking (a FIFO's open() would wait for
+  // a writer forever): core/regular_file.h.
+  RegularFile file = RegularFile::Open(path);
+  if (!file.ok()) {
+    throw InvalidArgumentError("model '" + path + "': " +
+                               (file.error() == "does not exist" ? std::string("no such file") : file.error()));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgumentError("model '" + path + "': cannot open");
   const std::string label = ModelLabel(path);
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw InvalidArgumentError(label + ": cannot read its size: " + ec.message());
-  CheckModelSize(size, label);
+  CheckModelSize(file.size(), label);
   // Parsed straight from the file through a 1 MiB window: the file's bytes are never all in memory beside the
   // proto (with the release of each tensor's data after conversion, the import peaks near one copy of the
   // weights, not three).
   onnx::ModelProto proto;
   {
-    google::protobuf::io::IstreamInputStream file_stream(&in, 1 << 20);
+    google::protobuf::io::FileInputStream file_stream(file.fd(), 1 << 20);
     google::protobuf::io::CodedInputStream stream(&file_stream);
     try {
       ParseModel(stream, proto, label);
     } catch (const InvalidModelError&) {
-      if (in.bad()) throw InvalidArgumentError(label + ": read failed");
+      if (const int err = file_stream.GetErrno(); err != 0) {
+        throw InvalidArgumentError(label + ": read failed: " + std::generic_category().message(err));
+      }
       throw;
     }
   }
-  in.close();
+  file = RegularFile();  // closed before the weights are converted
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
   return ImportProto(proto, path, base, options, stats, /*release_tensor_data=*/true);

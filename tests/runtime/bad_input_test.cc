@@ -8,6 +8,7 @@
 
 #include "ferry/error.h"
 #include "ferry/session.h"
+#include "testing/fifo.h"
 #include "testing/model_builder.h"
 
 namespace ferry {
@@ -219,6 +220,16 @@ TEST_F(ExternalDataTest, OffsetAndLengthMustBeWholeNumbers) {
     ExpectError([&] { Session::Create(WriteModel("weights.bin", {{key, value}})); }, ErrorCategory::kInvalidModel,
                 {"'w'", "'" + key + "'", "'" + value + "'"});
   }
+  ExpectStillUsable();
+}
+
+// The hang: external data that is a FIFO blocked session creation forever. It is refused at once, naming
+// the path, the initializer and what the file is.
+TEST_F(ExternalDataTest, FifoIsRefusedWithoutBlocking) {
+  testing::Fifo fifo((root_ / "model" / "pipe.bin").string());
+  ExpectError([&] { Session::Create(WriteModel("pipe.bin")); }, ErrorCategory::kInvalidModel,
+              {"model.onnx", "'w'", "pipe.bin", "is a FIFO, not a regular file"});
+  EXPECT_FALSE(fifo.fired()) << "session creation blocked on the FIFO";
   ExpectStillUsable();
 }
 

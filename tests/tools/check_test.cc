@@ -387,6 +387,41 @@ TEST(Check, TypeInferenceFailureIsAProblemNotAnException) {
   EXPECT_EQ(r.nodes.size(), 2u);
 }
 
+// The issue: check said RUNNABLE for external data at /etc/passwd or /dev/zero, which run refuses. The weights
+// check skips are validated as a session's load validates them (ir::ValidateTensorProto).
+TEST(Check, ExternalDataIsValidatedAsRunValidatesIt) {
+  const std::string dir = ::testing::TempDir() + "/ferry_check_ext_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir + "/zero.bin");
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero.bin");
+  for (const std::string location : {"/etc/passwd", "/dev/zero", "zero.bin", "../passwd"}) {
+    SCOPED_TRACE(location);
+    ModelBuilder b(17);
+    b.Input("x", onnx::TensorProto::FLOAT, {2048});
+    auto* t = b.graph().add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(2048);  // more than 1024 elements: check does not load it
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    b.Node("Add", {"x", "w"}, {"y"}, "add");
+    b.Output("y", onnx::TensorProto::FLOAT, {2048});
+    const std::string path = dir + "/model.onnx";
+    std::ofstream(path, std::ios::binary) << b.Bytes();
+    EXPECT_THROW(Session::Create(path), InvalidModelError);
+    try {
+      CheckModel(path, PartialRef());
+      ADD_FAILURE() << "check accepted external data at " << location;
+    } catch (const InvalidModelError& e) {
+      EXPECT_TRUE(Contains(e.what(), "initializer 'w'")) << e.what();
+      EXPECT_TRUE(Contains(e.what(), location.substr(location.rfind('/') + 1))) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Check, UnreadableModelsThrow) {
   std::string path = ::testing::TempDir() + "/ferry_check_garbage.onnx";
   std::ofstream(path, std::ios::binary) << "garbage";

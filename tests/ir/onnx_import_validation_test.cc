@@ -1,0 +1,240 @@
+// The importer is the trust boundary for model files (DESIGN.md): a malformed graph (a node reading its own
+// output, a value defined twice), an invalid declared type, an opset Ferry does not know and an external data
+// reference that is not a regular file inside the model's directory are each refused at import, with a
+// ferry::Error naming the model, graph and node or value, whatever the graph would let the optimizer fold away.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ferry/error.h"
+#include "ir/inline_functions.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "ir/tensor_proto.h"
+#include "testing/fifo.h"
+#include "testing/model_builder.h"
+
+namespace ferry::ir {
+namespace {
+
+using ferry::testing::Fifo;
+using ferry::testing::ModelBuilder;
+namespace fs = std::filesystem;
+
+std::unique_ptr<Model> Import(const ModelBuilder& b) {
+  const std::string bytes = b.Bytes();
+  return ImportModelFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "", "test.onnx");
+}
+
+// Runs `fn`, expects a ferry::Error of `category` whose message contains every string in `needles`.
+template <typename Fn>
+void ExpectError(Fn&& fn, ErrorCategory category, const std::vector<std::string>& needles) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected a ferry::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), category) << ErrorCategoryName(e.category()) << ": " << e.what();
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what() << "\nmissing: " << n;
+  }
+}
+
+void ExpectInvalid(const ModelBuilder& b, const std::vector<std::string>& needles) {
+  ExpectError([&] { Import(b); }, ErrorCategory::kInvalidModel, needles);
+}
+
+ModelBuilder ReluWithOutputType(int32_t elem_type) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("Relu", {"x"}, {"y"}, "relu");
+  b.Output("y", elem_type, {2});
+  return b;
+}
+
+// ---- tensors -------------------------------------------------------------------------------------------------
+
+TEST(ImportTensors, SparseStringTensorIsRefusedBeforeAllocating) {
+  ModelBuilder b = ReluWithOutputType(onnx::TensorProto::FLOAT);
+  auto* sp = b.graph().add_sparse_initializer();
+  sp->add_dims(int64_t{1} << 40);
+  sp->add_dims(int64_t{1} << 20);
+  auto* values = sp->mutable_values();
+  values->set_name("s");
+  values->set_data_type(onnx::TensorProto::STRING);
+  values->add_dims(1);
+  values->add_string_data("a");
+  auto* indices = sp->mutable_indices();
+  indices->set_data_type(onnx::TensorProto::INT64);
+  indices->add_dims(1);
+  indices->add_int64_data(0);
+  ExpectInvalid(b, {"initializer 's'", "sparse", "string"});
+}
+
+TEST(ImportTensors, TypedFieldsHoldExactlyTheElements) {
+  onnx::TensorProto c;
+  c.set_data_type(onnx::TensorProto::COMPLEX64);
+  c.add_dims(1);
+  for (float v : {1.f, 2.f, 3.f}) c.add_float_data(v);  // one complex number is two floats, not three
+  ExpectError([&] { TensorFromProto(c, {}); }, ErrorCategory::kInvalidModel, {"float_data", "3", "needs 2"});
+  c.mutable_float_data()->RemoveLast();
+  EXPECT_EQ(TensorFromProto(c, {}).data<float>()[1], 2.0f);
+}
+
+TEST(ImportTensors, BoolElementsAreZeroOrOne) {
+  onnx::TensorProto raw;
+  raw.set_data_type(onnx::TensorProto::BOOL);
+  raw.add_dims(3);
+  raw.set_raw_data(std::string("\x00\x02\xff", 3));
+  Tensor t = TensorFromProto(raw, {});
+  EXPECT_EQ(t.data<uint8_t>()[0], 0);
+  EXPECT_EQ(t.data<uint8_t>()[1], 1);
+  EXPECT_EQ(t.data<uint8_t>()[2], 1);
+  onnx::TensorProto typed;
+  typed.set_data_type(onnx::TensorProto::BOOL);
+  typed.add_dims(2);
+  typed.add_int32_data(7);
+  typed.add_int32_data(0);
+  Tensor u = TensorFromProto(typed, {});
+  EXPECT_EQ(u.data<uint8_t>()[0], 1);
+  EXPECT_EQ(u.data<uint8_t>()[1], 0);
+}
+
+// ---- files: the model and its external data ------------------------------------------------------------------
+
+class ImportFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("ferry_import_files_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "model");
+    std::vector<float> w(2048, 0.5f);
+    std::ofstream(dir_ / "model" / "weights.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A model whose initializer 'w' of `elements` floats lives in external data at `location`.
+  std::string WriteModel(const std::string& location, int64_t elements = 2,
+                         const std::vector<std::pair<std::string, std::string>>& more = {},
+                         const std::string& file = "model.onnx") {
+    ModelBuilder b(17);
+    b.Input("x", onnx::TensorProto::FLOAT, {elements});
+    auto* t = b.graph().add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(elements);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    for (const auto& [key, value] : more) {
+      auto* e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+    b.Node("Add", {"x", "w"}, {"y"}, "add");
+    b.Output("y", onnx::TensorProto::FLOAT, {elements});
+    const std::string path = (dir_ / "model" / file).string();
+    std::ofstream(path, std::ios::binary) << b.Bytes();
+    return path;
+  }
+
+  static ImportOptions WithoutWeights() {
+    ImportOptions o;
+    o.load_initializer_data = false;  // what `ferry check` does
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+// The issue's hang: external data that is a FIFO blocked `ferry run` and `ferry check` forever.
+TEST_F(ImportFiles, ExternalDataThatIsAFifoIsRefusedWithoutBlocking) {
+  Fifo fifo((dir_ / "model" / "pipe.bin").string());
+  for (int64_t elements : {int64_t{2}, int64_t{2048}}) {  // loaded at once, and skipped by check
+    for (bool load : {true, false}) {
+      SCOPED_TRACE(std::to_string(elements) + (load ? " loaded" : " without weights"));
+      const std::string path = WriteModel("pipe.bin", elements);
+      ExpectError([&] { ImportModelFromFile(path, load ? ImportOptions{} : WithoutWeights()); },
+                  ErrorCategory::kInvalidModel,
+                  {"model.onnx", "initializer 'w'", "pipe.bin", "is a FIFO, not a regular file"});
+    }
+  }
+  EXPECT_FALSE(fifo.fired()) << "the importer blocked on the FIFO";
+}
+
+TEST_F(ImportFiles, ModelFileThatIsAFifoIsRefusedWithoutBlocking) {
+  Fifo fifo((dir_ / "model.onnx").string());
+  ExpectError([&] { ImportModelFromFile(fifo.path()); }, ErrorCategory::kInvalidArgument,
+              {"model.onnx", "is a FIFO, not a regular file"});
+  ExpectError([&] { ImportModelFromFile(fifo.path(), WithoutWeights()); }, ErrorCategory::kInvalidArgument,
+              {"is a FIFO"});
+  EXPECT_FALSE(fifo.fired()) << "the importer blocked on the FIFO";
+  ExpectError([&] { ImportModelFromFile((dir_ / "model").string()); }, ErrorCategory::kInvalidArgument,
+              {"is a directory, not a regular file"});
+  ExpectError([&] { ImportModelFromFile((dir_ / "nothing.onnx").string()); }, ErrorCategory::kInvalidArgument,
+              {"nothing.onnx", "no such file"});
+}
+
+// The issue: `ferry check` (no weights) called external data at /etc/passwd or /dev/zero runnable, which run
+// refuses. Each reference a session's load refuses, the weightless load refuses too, with the same message.
+TEST_F(ImportFiles, WithoutWeightsExternalDataIsValidatedAsALoadWould) {
+  fs::create_symlink("/dev/zero", dir_ / "model" / "zero.bin");
+  std::ofstream(dir_ / "model" / "short.bin", std::ios::binary) << "abc";
+  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> bad = {
+      {"/etc/passwd", {}},
+      {"../weights.bin", {}},
+      {"zero.bin", {}},
+      {"missing.bin", {}},
+      {"short.bin", {}},
+      {"weights.bin", {{"offset", "9000"}}},
+      {"weights.bin", {{"offset", "4"}}},           // 8188 bytes left, 8192 needed
+      {"weights.bin", {{"length", "100"}}},         // not the tensor's size
+      {"weights.bin", {{"offset", "-4"}}},
+  };
+  for (const auto& [location, more] : bad) {
+    SCOPED_TRACE(location + (more.empty() ? "" : " " + more[0].first + "=" + more[0].second));
+    const std::string path = WriteModel(location, 2048, more);
+    std::string loaded;
+    try {
+      ImportModelFromFile(path);
+      ADD_FAILURE() << "a session's load accepted it";
+    } catch (const InvalidModelError& e) {
+      loaded = e.what();
+    }
+    ExpectError([&] { ImportModelFromFile(path, WithoutWeights()); }, ErrorCategory::kInvalidModel,
+                {"initializer 'w'", loaded.substr(loaded.find("initializer 'w'"))});
+  }
+  const std::string good = WriteModel("weights.bin", 2048, {{"offset", "0"}, {"length", "8192"}});
+  ImportStats stats;
+  EXPECT_NO_THROW(ImportModelFromFile(good, WithoutWeights(), &stats));
+  EXPECT_EQ(stats.initializers_skipped, 1);
+}
+
+// Failed imports leave no descriptor open.
+TEST_F(ImportFiles, FailuresLeakNoFileDescriptors) {
+  Fifo fifo((dir_ / "model" / "pipe.bin").string());
+  std::ofstream(dir_ / "model" / "short.bin", std::ios::binary) << "abc";
+  auto open_fds = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  const std::string fifo_model = WriteModel("pipe.bin");
+  const std::string short_model = WriteModel("short.bin", 2, {}, "short.onnx");
+  const size_t before = open_fds();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_THROW(ImportModelFromFile(fifo_model), InvalidModelError);
+    EXPECT_THROW(ImportModelFromFile(short_model), InvalidModelError);
+    EXPECT_THROW(ImportModelFromFile(fifo.path()), InvalidArgumentError);
+  }
+  EXPECT_EQ(open_fds(), before);
+  EXPECT_FALSE(fifo.fired());
+}
+
+}  // namespace
+}  // namespace ferry::ir
