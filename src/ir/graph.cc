@@ -307,7 +307,12 @@ void Graph::TopologicalSort() {
     std::unordered_set<size_t> seen;
     for (const Value* v : reads) {
       auto it = producer_index.find(v);
-      if (it == producer_index.end() || it->second == i || !seen.insert(it->second).second) continue;
+      if (it == producer_index.end()) continue;
+      if (it->second == i) {  // the shortest cycle, which Kahn's counting below would not see
+        throw InvalidModelError("graph '" + name_ + "' has a cycle: " + nodes_[i]->Describe() +
+                                " reads its own output '" + v->name() + "'");
+      }
+      if (!seen.insert(it->second).second) continue;
       users[it->second].push_back(i);
       ++pending[i];
     }

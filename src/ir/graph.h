@@ -151,7 +151,8 @@ class Graph {
   // Inputs that are not initializers: what the caller must feed.
   std::vector<Value*> RequiredInputs() const;
 
-  // Reorders nodes topologically (stable); throws InvalidModelError naming a node on a cycle.
+  // Reorders nodes topologically (stable); throws InvalidModelError naming a node on a cycle (a node reading its
+  // own output, directly or from one of its subgraphs, is one).
   void TopologicalSort();
 
  private:

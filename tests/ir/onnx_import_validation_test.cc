@@ -55,6 +55,94 @@ ModelBuilder ReluWithOutputType(int32_t elem_type) {
   return b;
 }
 
+onnx::NodeProto& AddNode(onnx::GraphProto& g, const std::string& op, const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs, const std::string& name) {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return *n;
+}
+
+// ---- cycles and single assignment ----------------------------------------------------------------------------
+
+// A node reading its own output is the shortest cycle: the issue's Concat(output, v1) -> output ran and returned
+// v1, Identity(y) -> y ran with "y: none", Size(y) -> y returned 1, Relu and Add failed with "required input 0 is
+// missing". Every one is a cycle naming the node.
+TEST(ImportCycles, NodeReadingItsOwnOutputIsACycle) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"Identity", {"y"}}, {"Size", {"y"}}, {"Relu", {"y"}}, {"Add", {"x", "y"}}, {"Concat", {"y", "x"}}};
+  for (const auto& [op, inputs] : cases) {
+    SCOPED_TRACE(op);
+    ModelBuilder b(17);
+    b.Input("x", onnx::TensorProto::FLOAT, {2});
+    auto& n = AddNode(b.graph(), op, inputs, {"y"}, "self");
+    if (op == "Concat") ModelBuilder::IntAttr(n, "axis", 0);
+    b.Output("y", op == "Size" ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT, {});
+    ExpectInvalid(b, {"test.onnx", "graph 'g'", "cycle", "node 'self' (" + op + ")", "'y'"});
+  }
+}
+
+TEST(ImportCycles, NodeWhoseSubgraphReadsItsOutputIsACycle) {
+  ModelBuilder b(17);
+  b.Input("c", onnx::TensorProto::BOOL, {});
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  auto& n = b.Node("If", {"c"}, {"y"}, "if1");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(branch);
+    // The then branch reads the If's own output "y" from the outer scope.
+    AddNode(*g, "Identity", {std::string(branch) == "then_branch" ? "y" : "x"}, {std::string(branch) + "_out"},
+            std::string(branch) + "_id");
+    g->add_output()->set_name(std::string(branch) + "_out");
+  }
+  b.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(b, {"cycle", "node 'if1' (If)", "'y'"});
+}
+
+TEST(ImportCycles, TwoNodeCycleIsStillACycle) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("Add", {"x", "b"}, {"a"}, "first");
+  b.Node("Relu", {"a"}, {"b"}, "second");
+  b.Output("b", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(b, {"cycle"});
+}
+
+// ONNX's single static assignment: a node output may not reuse a graph input's or an initializer's name, and a
+// value is produced once.
+TEST(ImportCycles, ValuesAreAssignedOnce) {
+  ModelBuilder input(17);
+  input.Input("x", onnx::TensorProto::FLOAT, {2});
+  input.Node("Relu", {"x"}, {"x"}, "over_input");
+  input.Output("x", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(input, {"over_input", "'x'", "already defined"});
+
+  ModelBuilder init(17);
+  init.Input("x", onnx::TensorProto::FLOAT, {2});
+  init.FloatInitializer("w", {2}, {1, 2});
+  init.Node("Relu", {"x"}, {"w"}, "over_init");
+  init.Output("w", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(init, {"over_init", "'w'", "already defined"});
+
+  ModelBuilder twice(17);
+  twice.Input("x", onnx::TensorProto::FLOAT, {2});
+  twice.Node("Relu", {"x"}, {"y"}, "one");
+  twice.Node("Neg", {"x"}, {"y"}, "two");
+  twice.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(twice, {"two", "'y'", "already defined"});
+
+  ModelBuilder same_node(17);
+  same_node.Input("x", onnx::TensorProto::FLOAT, {2});
+  AddNode(same_node.graph(), "Split", {"x"}, {"y", "y"}, "split");
+  same_node.Output("y", onnx::TensorProto::FLOAT, {1});
+  ExpectInvalid(same_node, {"split", "'y'", "already defined"});
+}
+
 // ---- tensors -------------------------------------------------------------------------------------------------
 
 TEST(ImportTensors, SparseStringTensorIsRefusedBeforeAllocating) {

@@ -150,6 +150,24 @@ TEST(BadInput, ShapeElementCountOverflow) {
   ExpectStillUsable();
 }
 
+// The issue: Concat(output, v1) -> output ran and returned v1, Identity(y) -> y ran with "y: none", Size(y) -> y
+// returned 1. A node reading its own output is a cycle.
+TEST(BadInput, SelfLoopIsACycle) {
+  for (const char* op : {"Identity", "Size"}) {
+    ModelBuilder b(17);
+    b.Input("x", onnx::TensorProto::FLOAT, {2});
+    b.Node(op, {"y"}, {"y"}, "self");
+    b.Output("y", std::string(op) == "Size" ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT, {});
+    ExpectError([&] { FromBytes(b.Bytes()); }, ErrorCategory::kInvalidModel, {"cycle", "node 'self'", "'y'"});
+  }
+  ModelBuilder concat(17);
+  concat.Input("v1", onnx::TensorProto::FLOAT, {2});
+  ModelBuilder::IntAttr(concat.Node("Concat", {"output", "v1"}, {"output"}, "cat"), "axis", 0);
+  concat.Output("output", onnx::TensorProto::FLOAT, {});
+  ExpectError([&] { FromBytes(concat.Bytes()); }, ErrorCategory::kInvalidModel, {"cycle", "node 'cat' (Concat)"});
+  ExpectStillUsable();
+}
+
 class ExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {

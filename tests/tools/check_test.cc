@@ -387,6 +387,21 @@ TEST(Check, TypeInferenceFailureIsAProblemNotAnException) {
   EXPECT_EQ(r.nodes.size(), 2u);
 }
 
+// A node reading its own output is a cycle, which check refuses as run does (it said RUNNABLE).
+TEST(Check, SelfLoopIsAnInvalidModel) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("Identity", {"y"}, {"y"}, "self");
+  b.Output("y", onnx::TensorProto::FLOAT, {2});
+  try {
+    CheckModel(WriteModel(b, "selfloop"), PartialRef());
+    ADD_FAILURE() << "a self-loop was accepted";
+  } catch (const InvalidModelError& e) {
+    EXPECT_TRUE(Contains(e.what(), "cycle")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), "node 'self' (Identity)")) << e.what();
+  }
+}
+
 // The issue: check said RUNNABLE for external data at /etc/passwd or /dev/zero, which run refuses. The weights
 // check skips are validated as a session's load validates them (ir::ValidateTensorProto).
 TEST(Check, ExternalDataIsValidatedAsRunValidatesIt) {
