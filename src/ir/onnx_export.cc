@@ -46,10 +46,25 @@ void TypeToProto(const TypeInfo& t, onnx::TypeProto* p) {
   }
 }
 
-void ValueInfoToProto(const Value& v, onnx::ValueInfoProto* p) {
+// True when `t` names every tensor element type it holds: a type that does not cannot be declared (an
+// UNDEFINED element type on a model's input or output is invalid, as in ONNX Runtime; the importer refuses it).
+bool FullyTyped(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::kUnknown: return false;
+    case TypeInfo::Kind::kTensor:
+    case TypeInfo::Kind::kSparseTensor: return t.elem_type != DataType::kUndefined;
+    case TypeInfo::Kind::kMap: return t.elem_type != DataType::kUndefined && (!t.elem || FullyTyped(*t.elem));
+    default: return !t.elem || FullyTyped(*t.elem);
+  }
+}
+
+// `interface`: an input or output of the main graph, written without a type unless its element types are all
+// known (its shape alone cannot be declared there). Elsewhere UNDEFINED means "not declared" and is kept.
+void ValueInfoToProto(const Value& v, onnx::ValueInfoProto* p, bool interface = false) {
   p->set_name(v.name());
   if (!v.doc().empty()) p->set_doc_string(v.doc());
-  if (v.type().kind != TypeInfo::Kind::kUnknown) TypeToProto(v.type(), p->mutable_type());
+  const bool declare = interface ? FullyTyped(v.type()) : v.type().kind != TypeInfo::Kind::kUnknown;
+  if (declare) TypeToProto(v.type(), p->mutable_type());
 }
 
 void GraphToProto(const Graph& g, onnx::GraphProto* gp);
@@ -94,9 +109,10 @@ void NodeToProto(const Node& n, onnx::NodeProto* np) {
 void GraphToProto(const Graph& g, onnx::GraphProto* gp) {
   gp->set_name(g.name());
   if (!g.doc().empty()) gp->set_doc_string(g.doc());
+  const bool top = g.parent() == nullptr;
   for (const Value* v : g.initializers()) TensorToProto(*v->initializer(), v->name(), gp->add_initializer());
-  for (const Value* v : g.inputs()) ValueInfoToProto(*v, gp->add_input());
-  for (const Value* v : g.outputs()) ValueInfoToProto(*v, gp->add_output());
+  for (const Value* v : g.inputs()) ValueInfoToProto(*v, gp->add_input(), top);
+  for (const Value* v : g.outputs()) ValueInfoToProto(*v, gp->add_output(), top);
   for (const auto& n : g.nodes()) NodeToProto(*n, gp->add_node());
   // value_info for typed intermediate values
   for (const auto& v : g.values()) {

@@ -64,6 +64,17 @@ void ReturnFreedHeapPages() {
 #endif
 }
 
+// False when `a` and `b` are known and disagree in kind or element type (their shapes are not compared), at any
+// depth of a sequence, optional or map.
+bool CompatibleTypes(const TypeInfo& a, const TypeInfo& b) {
+  if (a.kind == TypeInfo::Kind::kUnknown || b.kind == TypeInfo::Kind::kUnknown) return true;
+  if (a.kind != b.kind) return false;
+  if (a.elem_type != DataType::kUndefined && b.elem_type != DataType::kUndefined && a.elem_type != b.elem_type) {
+    return false;
+  }
+  return !a.elem || !b.elem || CompatibleTypes(*a.elem, *b.elem);
+}
+
 class Importer {
  public:
   // release_tensor_data: the proto being imported belongs to the import (parsed by ImportModelFromBytes/File,
@@ -102,6 +113,8 @@ class Importer {
     if (options_.load_initializer_data) return std::nullopt;
     return SkippedInitializerType(ValidateSparseTensorProto(sp, TensorOptions(where)));
   }
+  // A declared type (graph input, output, value_info) is valid: see the definition.
+  void CheckDeclaredType(const onnx::TypeProto& tp, bool interface, const std::string& where) const;
   void CountInitializer(bool top, bool skipped, const TypeInfo* type, const std::string& name);
   // Frees the data of a tensor that has been converted (or skipped) when release_tensor_data_ is set. Every
   // TensorProto is read once; the const_cast is sound because the import's own proto is not const.
@@ -141,6 +154,49 @@ std::optional<TypeInfo> Importer::SkippedInitializerType(const TensorProtoInfo& 
   std::vector<Dim> ds;
   for (int64_t d : info.shape) ds.push_back(Dim::Static(d));
   return TypeInfo::Tensor(info.dtype, std::move(ds));
+}
+
+// Every element type a declared type names must be an ONNX data type (1000 or -1 is no type). The main graph's
+// inputs and outputs are the model's interface, which ONNX's checker requires to be typed: there a tensor type
+// whose element type is UNDEFINED (0, or no elem_type) is invalid too, as in ONNX Runtime, where it can match no
+// tensor. Elsewhere (value_info, subgraphs' inputs and outputs) UNDEFINED means "not declared". A ValueInfoProto
+// with no type at all declares nothing and is always accepted.
+void Importer::CheckDeclaredType(const onnx::TypeProto& tp, bool interface, const std::string& where) const {
+  auto elem = [&](bool has, int32_t e, const char* what) {
+    if (has && e != 0 && !IsKnownDataType(e)) {
+      Fail(where, std::string("declares ") + what + " " + std::to_string(e) + ", which is not an ONNX data type");
+    }
+    if (interface && (!has || e == 0)) {
+      Fail(where, std::string("declares a tensor type without an element type (") + what +
+                      " UNDEFINED); the model's inputs and outputs must name theirs");
+    }
+  };
+  switch (tp.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      elem(tp.tensor_type().has_elem_type(), tp.tensor_type().elem_type(), "element type");
+      break;
+    case onnx::TypeProto::kSparseTensorType:
+      elem(tp.sparse_tensor_type().has_elem_type(), tp.sparse_tensor_type().elem_type(), "element type");
+      break;
+    case onnx::TypeProto::kSequenceType:
+      if (tp.sequence_type().has_elem_type()) CheckDeclaredType(tp.sequence_type().elem_type(), interface, where);
+      break;
+    case onnx::TypeProto::kOptionalType:
+      if (tp.optional_type().has_elem_type()) CheckDeclaredType(tp.optional_type().elem_type(), interface, where);
+      break;
+    case onnx::TypeProto::kMapType: {
+      const int32_t key = tp.map_type().key_type();
+      const bool integral_or_string = IsKnownDataType(key) && (static_cast<DataType>(key) == DataType::kString ||
+                                                               IsInteger(static_cast<DataType>(key)));
+      if (key != 0 && !integral_or_string) {
+        Fail(where, "declares a map with key type " + std::to_string(key) + "; keys are integers or strings");
+      }
+      if (tp.map_type().has_value_type()) CheckDeclaredType(tp.map_type().value_type(), interface, where);
+      break;
+    }
+    default:
+      break;
+  }
 }
 
 void Importer::CountInitializer(bool top, bool skipped, const TypeInfo* type, const std::string& name) {
@@ -300,24 +356,46 @@ void Importer::ImportGraph(const onnx::GraphProto& gp, Graph& g, const std::map<
     g.AddInitializer(n, std::move(t));
     CountInitializer(top, false, nullptr, n);
   }
+  std::unordered_set<const Value*> inputs;
   for (const auto& vi : gp.input()) {
+    if (vi.name().empty()) Fail(scope, "a graph input has no name");
     Value* v = g.FindValue(vi.name());
     if (v && !is_init(v)) Fail(scope, "graph input '" + vi.name() + "' is declared twice");
     if (!v) v = g.AddValue(vi.name());
-    if (vi.has_type()) v->set_type(TypeFromProto(vi.type()));
+    if (vi.has_type()) {
+      const std::string where = scope + ", graph input '" + vi.name() + "'";
+      CheckDeclaredType(vi.type(), top, where);
+      TypeInfo t = TypeFromProto(vi.type());
+      if (is_init(v) && !CompatibleTypes(t, v->type())) {
+        Fail(where, "is declared " + t.ToString() + ", but its initializer is " + v->type().ToString());
+      }
+      v->set_type(std::move(t));
+    }
     g.mutable_inputs().push_back(v);
+    inputs.insert(v);
   }
   ImportNodes(gp.node(), g, opsets, scope);
   for (const auto& vi : gp.value_info()) {
     Value* v = g.FindValue(vi.name());
-    if (v && vi.has_type() && !is_init(v)) v->set_type(TypeFromProto(vi.type()));
+    if (!vi.has_type()) continue;
+    CheckDeclaredType(vi.type(), false, scope + ", value_info '" + vi.name() + "'");
+    if (v && !is_init(v)) v->set_type(TypeFromProto(vi.type()));
   }
   for (const auto& vi : gp.output()) {
     Value* v = g.LookupValue(vi.name());
     if (!v) Fail(scope, "graph output '" + vi.name() + "' is not produced by any node, input or initializer");
-    if (vi.has_type() && v->owner() == &g && !is_init(v)) {
-      TypeInfo t = TypeFromProto(vi.type());
-      if (t.kind != TypeInfo::Kind::kUnknown) v->set_type(std::move(t));
+    const std::string where = scope + ", graph output '" + vi.name() + "'";
+    if (vi.has_type()) CheckDeclaredType(vi.type(), top, where);
+    TypeInfo t = vi.has_type() ? TypeFromProto(vi.type()) : TypeInfo{};
+    if (t.kind != TypeInfo::Kind::kUnknown) {
+      if (v->owner() == &g && !is_init(v) && !inputs.count(v)) {
+        v->set_type(std::move(t));  // a node's output: type inference checks the declaration against it
+      } else if (!CompatibleTypes(t, v->type())) {
+        // An input, initializer or outer value passed through: it already has its type, declared or its tensor's.
+        Fail(scope, "graph output '" + vi.name() + "' is declared " + t.ToString() + ", but it is the " +
+                        (is_init(v) ? "initializer" : inputs.count(v) ? "graph input" : "outer-scope value") + " '" +
+                        v->name() + "' of type " + v->type().ToString());
+      }
     }
     g.mutable_outputs().push_back(v);
   }

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ferry/error.h"
 #include "schemas/schema.h"
@@ -22,7 +23,10 @@ using schemas::PartialValue;
 class Walker {
  public:
   Walker(const ir::Model& model, TypeInferenceReport* report)
-      : registry_(schemas::SchemaRegistry::Get()), model_desc_(model.Describe()), report_(report) {}
+      : registry_(schemas::SchemaRegistry::Get()),
+        model_desc_(model.Describe()),
+        report_(report),
+        model_outputs_(model.graph->outputs().begin(), model.graph->outputs().end()) {}
 
   void InferGraph(ir::Graph& g) {
     for (const auto& n : g.nodes()) InferNode(*n);
@@ -112,6 +116,15 @@ class Walker {
                                  inferred.ToString());
   }
 
+  // A model output declared as another kind or element type than its node produces: the model's interface
+  // promises what the graph does not give, which ONNX Runtime's type check refuses too. (A disagreeing shape, or a
+  // disagreement on a value inside the graph, stays a conflict: ONNX Runtime warns.)
+  void TypeMismatch(const ir::Value& v, const ir::Node* n, const ir::TypeInfo& declared, const ir::TypeInfo& inferred) {
+    if (!n || !model_outputs_.count(&v)) return Conflict(v, n, declared, inferred);
+    throw InvalidModelError(model_desc_ + ": graph output '" + v.name() + "' is declared " + declared.ToString() +
+                            ", but " + n->Describe() + " produces " + inferred.ToString());
+  }
+
   // Merges `inferred` into `declared`: what is declared and more specific wins.
   void Merge(ir::TypeInfo& declared, const ir::TypeInfo& inferred, const ir::Value& v, const ir::Node* n) {
     using Kind = ir::TypeInfo::Kind;
@@ -121,13 +134,13 @@ class Walker {
       return;
     }
     if (declared.kind != inferred.kind) {
-      Conflict(v, n, declared, inferred);
+      TypeMismatch(v, n, declared, inferred);
       return;
     }
     if (declared.elem_type == DataType::kUndefined) {
       declared.elem_type = inferred.elem_type;
     } else if (inferred.elem_type != DataType::kUndefined && inferred.elem_type != declared.elem_type) {
-      Conflict(v, n, declared, inferred);
+      TypeMismatch(v, n, declared, inferred);
     }
     if (inferred.shape) {
       if (!declared.shape) {
@@ -164,6 +177,7 @@ class Walker {
   TypeInferenceReport* report_;
   std::map<std::string, int64_t, std::less<>> max_opset_;
   std::unordered_map<const ir::Value*, std::optional<PartialValue>> values_;
+  std::unordered_set<const ir::Value*> model_outputs_;  // the main graph's outputs: their declared types must hold
 };
 
 }  // namespace

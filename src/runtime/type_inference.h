@@ -4,8 +4,8 @@
 // through shape computations. Declared and inferred types are merged: a declared static dim or element type
 // wins, an inferred one fills what is unknown (an inferred static dim also replaces a declared symbol).
 // Throws InvalidModelError naming the model, node, op and shapes when inference proves the model invalid
-// (MatMul inner dims 3 vs 4, a broadcast of 3 vs 4, Concat inputs of different rank); anything merely unknown
-// stays unknown. Unknown ops and nodes that fail schema validation are skipped: placement reports them.
+// (MatMul inner dims 3 vs 4, a broadcast of 3 vs 4, Concat inputs of different rank, a model output declared as
+// another element type or kind than its node produces); anything merely unknown stays unknown. Unknown ops and nodes that fail schema validation are skipped: placement reports them.
 #pragma once
 
 #include <cstddef>

@@ -86,7 +86,9 @@ struct CheckReport {
   double total_flops = 0, fallback_flops = 0;
   double fallback_ratio_nodes() const;  // (fallback + unsupported) / nodes
   double fallback_ratio_flops() const;  // flops of fallback and unsupported nodes / total
-  bool runnable() const { return unsupported == 0; }
+  // A problem (type inference proving the model invalid, a function that cannot be inlined) is one a session
+  // stops at too: the model is then not runnable, whatever the nodes' verdicts.
+  bool runnable() const { return unsupported == 0 && problems.empty(); }
 };
 
 // Throws ferry::Error only when the model cannot be read at all (not a ModelProto, missing file), or

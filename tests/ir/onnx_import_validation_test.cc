@@ -143,6 +143,115 @@ TEST(ImportCycles, ValuesAreAssignedOnce) {
   ExpectInvalid(same_node, {"split", "'y'", "already defined"});
 }
 
+// ---- declared types ------------------------------------------------------------------------------------------
+
+// The mutants: element type 0, -1 or 1000 on the output ran with exit 0.
+TEST(ImportDeclaredTypes, OutputElementTypeMustBeAnOnnxType) {
+  for (int32_t bad : {-1, 1000, 9999}) {
+    SCOPED_TRACE(bad);
+    ExpectInvalid(ReluWithOutputType(bad), {"graph output 'y'", std::to_string(bad), "not an ONNX data type"});
+  }
+  // UNDEFINED on the model's interface is no type at all (ONNX's checker requires one, ONNX Runtime matches no
+  // tensor against it); so is a tensor type without elem_type.
+  ExpectInvalid(ReluWithOutputType(onnx::TensorProto::UNDEFINED), {"graph output 'y'", "UNDEFINED"});
+  ModelBuilder no_elem = ReluWithOutputType(onnx::TensorProto::FLOAT);
+  no_elem.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_elem_type();
+  ExpectInvalid(no_elem, {"graph output 'y'", "UNDEFINED"});
+  // An output with no type at all declares nothing: type inference fills it.
+  ModelBuilder untyped = ReluWithOutputType(onnx::TensorProto::FLOAT);
+  untyped.graph().mutable_output(0)->clear_type();
+  EXPECT_NO_THROW(Import(untyped));
+  EXPECT_NO_THROW(Import(ReluWithOutputType(onnx::TensorProto::FLOAT)));
+}
+
+TEST(ImportDeclaredTypes, InputAndValueInfoElementTypes) {
+  ModelBuilder input(17);
+  input.Input("x", 1000, {2});
+  input.Node("Relu", {"x"}, {"y"}, "relu");
+  input.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(input, {"graph input 'x'", "1000"});
+
+  ModelBuilder undefined_input(17);
+  undefined_input.Input("x", onnx::TensorProto::UNDEFINED, {2});
+  undefined_input.Node("Relu", {"x"}, {"y"}, "relu");
+  undefined_input.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(undefined_input, {"graph input 'x'", "UNDEFINED"});
+
+  // value_info (and subgraph interfaces) may leave the element type UNDEFINED: unknown, not invalid.
+  ModelBuilder vi = ReluWithOutputType(onnx::TensorProto::FLOAT);
+  auto* info = vi.graph().add_value_info();
+  info->set_name("y");
+  info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UNDEFINED);
+  EXPECT_NO_THROW(Import(vi));
+  info->mutable_type()->mutable_tensor_type()->set_elem_type(-7);
+  ExpectInvalid(vi, {"value_info 'y'", "-7", "not an ONNX data type"});
+  info->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(500);
+  ExpectInvalid(vi, {"value_info 'y'", "500"});
+}
+
+TEST(ImportDeclaredTypes, SubgraphOutputsMayLeaveTheirElementTypeUndefined) {
+  ModelBuilder b(17);
+  b.Input("c", onnx::TensorProto::BOOL, {});
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  auto& n = b.Node("If", {"c"}, {"y"}, "if1");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(branch);
+    AddNode(*g, "Neg", {"x"}, {std::string(branch) + "_out"}, std::string(branch) + "_neg");
+    auto* out = g->add_output();
+    out->set_name(std::string(branch) + "_out");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UNDEFINED);
+  }
+  b.Output("y", onnx::TensorProto::FLOAT, {2});
+  EXPECT_NO_THROW(Import(b));
+}
+
+// An output that is a graph input or an initializer already has a type; a declaration that contradicts it is
+// invalid (it used to overwrite the input's type, or be ignored for an initializer).
+TEST(ImportDeclaredTypes, PassThroughOutputsMustMatchTheirValue) {
+  ModelBuilder input(17);
+  input.Input("x", onnx::TensorProto::FLOAT, {2});
+  input.Output("x", onnx::TensorProto::INT64, {2});
+  ExpectInvalid(input, {"graph output 'x'", "int64", "graph input 'x'", "float32"});
+
+  ModelBuilder init(17);
+  init.Input("x", onnx::TensorProto::FLOAT, {2});
+  init.FloatInitializer("w", {2}, {1, 2});
+  init.Output("w", onnx::TensorProto::BOOL, {2});
+  ExpectInvalid(init, {"graph output 'w'", "bool", "initializer 'w'", "float32"});
+
+  ModelBuilder same(17);
+  same.Input("x", onnx::TensorProto::FLOAT, {2});
+  same.Output("x", onnx::TensorProto::FLOAT, {2});
+  EXPECT_NO_THROW(Import(same));
+
+  // An input that names an initializer (IR < 4 style) must declare the initializer's type.
+  ModelBuilder declared(17);
+  declared.FloatInitializer("w", {2}, {1, 2});
+  declared.Input("w", onnx::TensorProto::INT32, {2});
+  declared.Node("Relu", {"w"}, {"y"}, "relu");
+  declared.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(declared, {"graph input 'w'", "int32", "float32"});
+}
+
+// What Ferry writes it reads back: a model output whose element type the IR does not know (a rewrite's output
+// not inferred yet) is exported without a type, never as UNDEFINED.
+TEST(ImportDeclaredTypes, ExportNeverDeclaresAnUndefinedElementType) {
+  auto model = Import(ReluWithOutputType(onnx::TensorProto::FLOAT));
+  model->graph->outputs()[0]->set_type(TypeInfo::Tensor(DataType::kUndefined, std::vector<Dim>{Dim::Static(2)}));
+  const std::string bytes = ExportModelBytes(*model);
+  EXPECT_NO_THROW(ImportModelFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+}
+
+TEST(ImportDeclaredTypes, GraphInputsNeedNames) {
+  ModelBuilder b = ReluWithOutputType(onnx::TensorProto::FLOAT);
+  b.Input("", onnx::TensorProto::FLOAT, {2});
+  ExpectInvalid(b, {"a graph input has no name"});
+}
+
 // ---- tensors -------------------------------------------------------------------------------------------------
 
 TEST(ImportTensors, SparseStringTensorIsRefusedBeforeAllocating) {

@@ -168,6 +168,37 @@ TEST(BadInput, SelfLoopIsACycle) {
   ExpectStillUsable();
 }
 
+// The issue: an output declaring element type 0, -1, 1000 or another real type than the graph produces ran with
+// exit 0. It is an InvalidModel error, as ONNX Runtime's type check gives; a declared shape that disagrees is not
+// (ONNX Runtime warns), and the declared shape does not override the run's.
+TEST(BadInput, DeclaredOutputTypeMustBeWhatTheGraphProduces) {
+  auto relu_declaring = [](int32_t elem_type, std::initializer_list<int64_t> dims) {
+    ModelBuilder b(17);
+    b.Input("x", onnx::TensorProto::FLOAT, {2, 3});
+    b.Node("Relu", {"x"}, {"y"}, "relu");
+    b.Output("y", elem_type, dims);
+    return b;
+  };
+  for (int32_t bad : {0, -1, 1000}) {
+    ExpectError([&] { FromBytes(relu_declaring(bad, {2, 3}).Bytes()); }, ErrorCategory::kInvalidModel,
+                {"graph output 'y'"});
+  }
+  for (int32_t other : {onnx::TensorProto::INT64, onnx::TensorProto::DOUBLE, onnx::TensorProto::FLOAT16}) {
+    ExpectError([&] { FromBytes(relu_declaring(other, {2, 3}).Bytes()); }, ErrorCategory::kInvalidModel,
+                {"graph output 'y'", "node 'relu' (Relu)", "float32"});
+  }
+  ModelBuilder cast(17);
+  cast.Input("x", onnx::TensorProto::FLOAT, {2});
+  ModelBuilder::IntAttr(cast.Node("Cast", {"x"}, {"y"}, "cast"), "to", onnx::TensorProto::INT32);
+  cast.Output("y", onnx::TensorProto::FLOAT, {2});
+  ExpectError([&] { FromBytes(cast.Bytes()); }, ErrorCategory::kInvalidModel, {"graph output 'y'", "int32"});
+  // A shape that disagrees is only a warning (check lists it); the session runs and returns the real shape.
+  auto s = FromBytes(relu_declaring(onnx::TensorProto::FLOAT, {2, 4}).Bytes());
+  auto out = s->Run({{"x", Tensor(DataType::kFloat, {2, 3})}});
+  EXPECT_EQ(out[0].second.shape(), (Shape{2, 3}));
+  ExpectStillUsable();
+}
+
 class ExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {

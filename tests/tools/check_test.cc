@@ -402,6 +402,22 @@ TEST(Check, SelfLoopIsAnInvalidModel) {
   }
 }
 
+// A declared output type the graph does not produce is invalid (as in ONNX Runtime's type check): a session
+// refuses it, so check calls the model not runnable and says why.
+TEST(Check, DeclaredOutputTypeTheGraphDoesNotProduceIsNotRunnable) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("Relu", {"x"}, {"y"}, "relu");
+  b.Output("y", onnx::TensorProto::INT64, {2});
+  CheckReport r = CheckModel(WriteModel(b, "outtype"), PartialRef());
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_TRUE(Contains(r.problems[0], "graph output 'y'")) << r.problems[0];
+  EXPECT_TRUE(Contains(r.problems[0], "int64")) << r.problems[0];
+  EXPECT_TRUE(Contains(r.problems[0], "float32")) << r.problems[0];
+  EXPECT_FALSE(r.runnable());
+  EXPECT_NE(tools::FormatCheckText(r).find("NOT RUNNABLE"), std::string::npos);
+}
+
 // The issue: check said RUNNABLE for external data at /etc/passwd or /dev/zero, which run refuses. The weights
 // check skips are validated as a session's load validates them (ir::ValidateTensorProto).
 TEST(Check, ExternalDataIsValidatedAsRunValidatesIt) {
