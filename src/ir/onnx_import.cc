@@ -24,6 +24,32 @@ namespace {
 
 std::string CanonicalDomain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
 
+std::string DomainLabel(const std::string& canonical) { return canonical.empty() ? "ai.onnx" : canonical; }
+
+// The opset imports of a model or a function (kKnownDomains says what is checked); `what` names it in errors.
+std::map<std::string, int64_t> ImportOpsets(
+    const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports, const std::string& what) {
+  std::map<std::string, int64_t> out;
+  for (const auto& op : imports) {
+    const std::string domain = CanonicalDomain(op.domain());
+    if (op.version() <= 0) {
+      throw InvalidModelError(what + ": opset import for domain '" + DomainLabel(domain) + "' has version " +
+                              std::to_string(op.version()) + "; versions start at 1");
+    }
+    const int64_t max = KnownMaxOpset(domain);
+    if (max > 0 && op.version() > max) {
+      throw UnsupportedError(what + ": opset " + std::to_string(op.version()) + " of domain '" + DomainLabel(domain) +
+                             "' is newer than Ferry knows (" + std::to_string(max) + ")");
+    }
+    auto [it, added] = out.emplace(domain, op.version());
+    if (!added && it->second != op.version()) {
+      throw InvalidModelError(what + ": domain '" + DomainLabel(domain) + "' is imported twice, at opsets " +
+                              std::to_string(it->second) + " and " + std::to_string(op.version()));
+    }
+  }
+  return out;
+}
+
 // Fields newer than libonnx 1.12's protos arrive as unknown fields; read length-delimited ones by number.
 std::vector<std::string> UnknownBytes(const google::protobuf::Message& msg, int field_number) {
   std::vector<std::string> out;
@@ -414,8 +440,8 @@ void Importer::ImportFunction(const onnx::FunctionProto& fp, Function& f) {
   f.inputs.assign(fp.input().begin(), fp.input().end());
   f.outputs.assign(fp.output().begin(), fp.output().end());
   f.attributes.assign(fp.attribute().begin(), fp.attribute().end());
-  for (const auto& op : fp.opset_import()) f.opsets[CanonicalDomain(op.domain())] = op.version();
   std::string scope = "function '" + (f.domain.empty() ? "" : f.domain + "::") + f.name + "'";
+  f.opsets = ImportOpsets(fp.opset_import(), model_.Describe() + ", " + scope);
   f.body = std::make_shared<Graph>();
   f.body->set_name(f.name);
   for (const auto& bytes : UnknownBytes(fp, 11)) {  // attribute_proto (IR >= 9): attributes with defaults
@@ -441,6 +467,14 @@ void Importer::ImportFunction(const onnx::FunctionProto& fp, Function& f) {
 }
 
 }  // namespace
+
+int64_t KnownMaxOpset(std::string_view domain) {
+  if (domain == "ai.onnx") domain = "";
+  for (const KnownDomain& d : kKnownDomains) {
+    if (d.domain == domain) return d.max_opset;
+  }
+  return 0;
+}
 
 TypeInfo TypeFromProto(const onnx::TypeProto& tp) {
   TypeInfo t;
@@ -501,14 +535,15 @@ std::unique_ptr<Model> ImportProto(const onnx::ModelProto& proto, const std::str
                            " is newer than the newest Ferry reads (" + std::to_string(kMaxIrVersion) + ")");
   }
   if (!proto.has_graph()) throw InvalidModelError(model->Describe() + ": the model has no graph");
-  for (const auto& op : proto.opset_import()) {
-    if (op.version() <= 0) {
-      throw InvalidModelError(model->Describe() + ": opset import for domain '" + op.domain() + "' has version " +
-                              std::to_string(op.version()));
+  model->opsets = ImportOpsets(proto.opset_import(), model->Describe());
+  if (proto.opset_import_size() == 0) {
+    // Opset imports came with IR version 3; older models use opset 1 of the default domain.
+    if (proto.ir_version() >= 3) {
+      throw InvalidModelError(model->Describe() + ": the model imports no opset (IR version " +
+                              std::to_string(proto.ir_version()) + " models must list their opset_import)");
     }
-    model->opsets[CanonicalDomain(op.domain())] = op.version();
+    model->opsets[""] = 1;
   }
-  if (proto.opset_import_size() == 0) model->opsets[""] = 1;  // IR < 3 models have no opset imports
   model->producer_name = proto.producer_name();
   model->producer_version = proto.producer_version();
   model->domain = proto.domain();

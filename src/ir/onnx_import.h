@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -19,6 +20,22 @@ namespace ferry::ir {
 
 // Highest ONNX IR version Ferry reads.
 inline constexpr int64_t kMaxIrVersion = 13;
+
+// The operator domains Ferry's own schemas define (src/schemas/, which the IR does not depend on), each with the
+// newest opset they know. Opset imports (of the model and of each function) are validated at import, before any
+// pass can fold a node away: a version below 1 is invalid, one of these domains at a newer opset than listed is
+// UnsupportedError, and one domain imported twice at different versions is invalid. Any other domain is a custom
+// one (a plugin's, docs/plugins.md) and takes any version from 1. tests/ir/opset_import_test.cc keeps this table
+// equal to the schema registry's.
+struct KnownDomain {
+  std::string_view domain;  // "" is ai.onnx
+  int64_t max_opset;
+};
+inline constexpr KnownDomain kKnownDomains[] = {
+    {"", 28}, {"ai.onnx.ml", 5}, {"ai.onnx.preview.training", 1}, {"ai.onnx.preview", 1}, {"ai.ferry", 1},
+};
+// The newest opset of `domain` in kKnownDomains ("ai.onnx" is ""), 0 for a custom domain.
+int64_t KnownMaxOpset(std::string_view domain);
 
 struct ImportOptions {
   // false: initializers with more than `small_initializer_elements` elements (the weights) are not copied and

@@ -252,6 +252,84 @@ TEST(ImportDeclaredTypes, GraphInputsNeedNames) {
   ExpectInvalid(b, {"a graph input has no name"});
 }
 
+// ---- opset imports -------------------------------------------------------------------------------------------
+
+ModelBuilder ShapeModel(int64_t opset) {
+  ModelBuilder b(opset);
+  b.Input("x", onnx::TensorProto::FLOAT, {2, 3});
+  b.Node("Shape", {"x"}, {"s"}, "shape");
+  b.Output("s", onnx::TensorProto::INT64, {2});
+  return b;
+}
+
+// The issue: opset 1000000 was refused for Relu but ran for Shape, which the optimizer folds away. The opset
+// import itself is what is refused, at import, whatever the graph holds.
+TEST(ImportOpsets, DefaultDomainOpsetMustBeOneFerryKnows) {
+  ExpectError([] { Import(ShapeModel(1000000)); }, ErrorCategory::kUnsupported,
+              {"test.onnx", "opset 1000000", "'ai.onnx'", "newer than Ferry knows"});
+  ExpectError([] { Import(ShapeModel(29)); }, ErrorCategory::kUnsupported, {"opset 29", "newer than Ferry knows (28)"});
+  for (int64_t bad : {0, -1}) {
+    ExpectError([&] { Import(ShapeModel(bad)); }, ErrorCategory::kInvalidModel,
+                {"'ai.onnx'", "version " + std::to_string(bad)});
+  }
+  EXPECT_NO_THROW(Import(ShapeModel(28)));
+  EXPECT_NO_THROW(Import(ShapeModel(1)));
+}
+
+TEST(ImportOpsets, EveryModelOfIrVersion3OrNewerImportsAnOpset) {
+  ModelBuilder b = ShapeModel(17);
+  b.proto().clear_opset_import();
+  ExpectInvalid(b, {"test.onnx", "imports no opset"});
+  // IR version 1 and 2 predate opset imports: such a model is opset 1.
+  b.proto().set_ir_version(2);
+  auto model = Import(b);
+  EXPECT_EQ(model->opsets.at(""), 1);
+}
+
+TEST(ImportOpsets, OneDomainImportedTwice) {
+  ModelBuilder b = ShapeModel(17);
+  auto* again = b.proto().add_opset_import();
+  again->set_domain("ai.onnx");  // the default domain under its other name
+  again->set_version(13);
+  ExpectInvalid(b, {"'ai.onnx'", "imported twice", "17", "13"});
+  again->set_version(17);  // the same version twice is only redundant
+  EXPECT_EQ(Import(b)->opsets.at(""), 17);
+}
+
+// Plugins register ops in domains of their own (docs/plugins.md): an unknown domain is no import error, at any
+// version from 1; a known one (ai.onnx.ml) is held to what Ferry knows.
+TEST(ImportOpsets, CustomDomainsTakeAnyPositiveVersion) {
+  ModelBuilder b = ShapeModel(17);
+  auto* custom = b.proto().add_opset_import();
+  custom->set_domain("com.example.plugin");
+  custom->set_version(1000000);
+  EXPECT_EQ(Import(b)->opsets.at("com.example.plugin"), 1000000);
+  custom->set_version(0);
+  ExpectInvalid(b, {"'com.example.plugin'", "version 0"});
+  custom->set_domain("ai.onnx.ml");
+  custom->set_version(99);
+  ExpectError([&] { Import(b); }, ErrorCategory::kUnsupported, {"opset 99", "'ai.onnx.ml'", "newer than Ferry knows"});
+}
+
+TEST(ImportOpsets, FunctionOpsetsAreValidatedToo) {
+  ModelBuilder b = ShapeModel(17);
+  auto* f = b.proto().add_functions();
+  f->set_name("F");
+  f->set_domain("com.example");
+  f->add_input("a");
+  f->add_output("b");
+  auto* relu = f->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("a");
+  relu->add_output("b");
+  auto* op = f->add_opset_import();
+  op->set_domain("");
+  op->set_version(-1);
+  ExpectInvalid(b, {"function 'com.example::F'", "version -1"});
+  op->set_version(1000000);
+  ExpectError([&] { Import(b); }, ErrorCategory::kUnsupported, {"function 'com.example::F'", "opset 1000000"});
+}
+
 // ---- tensors -------------------------------------------------------------------------------------------------
 
 TEST(ImportTensors, SparseStringTensorIsRefusedBeforeAllocating) {

@@ -199,6 +199,25 @@ TEST(BadInput, DeclaredOutputTypeMustBeWhatTheGraphProduces) {
   ExpectStillUsable();
 }
 
+// The issue: opset 1000000 (or -1) was refused for Relu but ran for Shape, which the optimizer folds away, and a
+// model with no opset_import ran.
+TEST(BadInput, OpsetImportsAreValidatedBeforeAnyPass) {
+  auto shape_model = [](int64_t opset) {
+    ModelBuilder b(opset);
+    b.Input("x", onnx::TensorProto::FLOAT, {2, 3});
+    b.Node("Shape", {"x"}, {"s"}, "shape");
+    b.Output("s", onnx::TensorProto::INT64, {2});
+    return b;
+  };
+  ExpectError([&] { FromBytes(shape_model(1000000).Bytes()); }, ErrorCategory::kUnsupported,
+              {"opset 1000000", "newer than Ferry knows"});
+  ExpectError([&] { FromBytes(shape_model(-1).Bytes()); }, ErrorCategory::kInvalidModel, {"version -1"});
+  ModelBuilder none = shape_model(17);
+  none.proto().clear_opset_import();
+  ExpectError([&] { FromBytes(none.Bytes()); }, ErrorCategory::kInvalidModel, {"imports no opset"});
+  ExpectStillUsable();
+}
+
 class ExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
