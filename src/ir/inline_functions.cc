@@ -1,6 +1,8 @@
 #include "ir/inline_functions.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ferry/error.h"
 
@@ -8,6 +10,48 @@ namespace ferry::ir {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Nodes a graph may have once its functions are inlined. Calls nested in each other multiply: a function calling
+// another twice, 64 levels deep, is a few hundred bytes of model and 2^64 nodes, so the bound (far above any real
+// model's node count) is what keeps such a file from exhausting memory.
+constexpr int64_t kMaxInlinedNodes = int64_t{1} << 20;
+
+struct InlineState {
+  int counter = 0;  // suffix making the names of inlined values unique
+};
+
+struct SizeWalk {
+  const Model& model;
+  std::unordered_map<const Function*, int64_t> sizes;  // nodes of a function's body once fully inlined
+  std::unordered_set<const Function*> active;          // functions whose size is being computed (the call path)
+
+  // Nodes `g` holds once every call in it and its subgraphs is inlined, saturating at kMaxInlinedNodes + 1.
+  int64_t GraphSize(const Graph& g) {
+    int64_t total = 0;
+    for (const auto& n : g.nodes()) {
+      const Function* f = model.FindFunction(n->domain(), n->op_type());
+      total += f ? FunctionSize(*f) : 1;
+      for (const Graph* sub : n->subgraphs()) total += GraphSize(*sub);
+      total = std::min(total, kMaxInlinedNodes + 1);
+    }
+    return total;
+  }
+  int64_t FunctionSize(const Function& f) {
+    if (auto it = sizes.find(&f); it != sizes.end()) return it->second;
+    if (active.size() >= static_cast<size_t>(kMaxDepth)) {  // the inlining rounds would stop there too
+      throw InvalidModelError(model.Describe() + ": function calls nest deeper than " + std::to_string(kMaxDepth) +
+                              " levels (at '" + f.name + "')");
+    }
+    if (!active.insert(&f).second) {
+      throw InvalidModelError(model.Describe() + ": function '" + f.name +
+                              "' calls itself (directly or through other functions); a recursive function cannot "
+                              "be inlined");
+    }
+    const int64_t n = GraphSize(*f.body);
+    active.erase(&f);
+    sizes.emplace(&f, n);
+    return n;
+  }
+};
 
 const Attribute* FindAttr(const std::vector<Attribute>& attrs, const std::string& name) {
   for (const auto& a : attrs) {
@@ -17,7 +61,7 @@ const Attribute* FindAttr(const std::vector<Attribute>& attrs, const std::string
 }
 
 // Replaces `call` in `g` by a copy of `f`'s body. Returns the number of nodes added.
-void InlineCall(const Model& model, Graph& g, Node* call, const Function& f, int& counter) {
+void InlineCall(const Model& model, Graph& g, Node* call, const Function& f, InlineState& state) {
   std::string prefix = call->name() + "/";
   std::unordered_map<const Value*, Value*> map;
   const auto& body_inputs = f.body->inputs();
@@ -55,7 +99,7 @@ void InlineCall(const Model& model, Graph& g, Node* call, const Function& f, int
       }
       auto o = output_map.find(v);
       Value* nv = (o != output_map.end() && o->second) ? o->second
-                                                       : g.AddValue(prefix + v->name() + "#" + std::to_string(counter++));
+                                                       : g.AddValue(prefix + v->name() + "#" + std::to_string(state.counter++));
       map[v] = nv;
       outs.push_back(nv);
     }
@@ -96,7 +140,7 @@ void InlineCall(const Model& model, Graph& g, Node* call, const Function& f, int
   }
 }
 
-bool InlineGraph(const Model& model, Graph& g, int& counter) {
+bool InlineGraph(const Model& model, Graph& g, InlineState& state) {
   bool changed = false;
   for (int depth = 0; depth < kMaxDepth; ++depth) {
     Node* call = nullptr;
@@ -109,7 +153,7 @@ bool InlineGraph(const Model& model, Graph& g, int& counter) {
     }
     if (!call) {
       for (const auto& n : g.nodes()) {
-        for (const Graph* sub : n->subgraphs()) changed |= InlineGraph(model, const_cast<Graph&>(*sub), counter);
+        for (const Graph* sub : n->subgraphs()) changed |= InlineGraph(model, const_cast<Graph&>(*sub), state);
       }
       if (changed) g.TopologicalSort();
       return changed;
@@ -119,7 +163,7 @@ bool InlineGraph(const Model& model, Graph& g, int& counter) {
     for (const auto& n : g.nodes()) {
       if (const Function* fn = model.FindFunction(n->domain(), n->op_type())) calls.emplace_back(n.get(), fn);
     }
-    for (auto& [c, fn] : calls) InlineCall(model, g, c, *fn, counter);
+    for (auto& [c, fn] : calls) InlineCall(model, g, c, *fn, state);
     changed = true;
   }
   throw InvalidModelError(model.Describe() + ": function calls nest deeper than " + std::to_string(kMaxDepth) +
@@ -130,8 +174,15 @@ bool InlineGraph(const Model& model, Graph& g, int& counter) {
 
 void InlineModelFunctions(Model& model) {
   if (model.functions.empty()) return;
-  int counter = 0;
-  InlineGraph(model, *model.graph, counter);
+  // The size of the result first: calls nested in each other multiply, and a graph that large would exhaust
+  // memory (and time) on the way.
+  SizeWalk size{model, {}, {}};
+  if (size.GraphSize(*model.graph) > kMaxInlinedNodes) {
+    throw ResourceExhaustedError(model.Describe() + ": inlining the model's functions would make more than " +
+                                 std::to_string(kMaxInlinedNodes) + " nodes (calls nested in each other multiply)");
+  }
+  InlineState state;
+  InlineGraph(model, *model.graph, state);
 }
 
 }  // namespace ferry::ir

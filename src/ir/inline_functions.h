@@ -6,7 +6,9 @@
 namespace ferry::ir {
 
 // Inlines every call of a function in model.functions, in the top graph and all subgraphs, recursively
-// (nested calls too; recursion deeper than 64 levels is rejected as InvalidModelError).
+// (nested calls too). A recursive function, or calls nested more than 64 levels deep, is InvalidModelError;
+// calls nested so that the inlined graph would have more than 2^20 nodes are ResourceExhaustedError, before
+// anything is inlined.
 void InlineModelFunctions(Model& model);
 
 }  // namespace ferry::ir

@@ -378,6 +378,66 @@ TEST(ImportTensors, BoolElementsAreZeroOrOne) {
   EXPECT_EQ(u.data<uint8_t>()[1], 0);
 }
 
+// ---- function inlining -----------------------------------------------------------------------------------------
+
+// Function F0 calls F1 twice, F1 calls F2 twice, ...: a small file whose inlined graph has 2^40 nodes. Inlining
+// stops at its node bound instead of exhausting memory.
+TEST(ImportFunctions, NestedCallsThatMultiplyAreBounded) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("F0", {"x"}, {"y"}, "call").set_domain("local");
+  b.Output("y", onnx::TensorProto::FLOAT, {2});
+  auto* local = b.proto().add_opset_import();
+  local->set_domain("local");
+  local->set_version(1);
+  constexpr int kLevels = 40;
+  for (int i = 0; i <= kLevels; ++i) {
+    auto* f = b.proto().add_functions();
+    f->set_name("F" + std::to_string(i));
+    f->set_domain("local");
+    f->add_input("a");
+    f->add_output("b");
+    auto* op = f->add_opset_import();
+    op->set_domain(i == kLevels ? "" : "local");
+    op->set_version(i == kLevels ? 17 : 1);
+    for (int k = 0; k < (i == kLevels ? 1 : 2); ++k) {
+      auto* n = f->add_node();
+      n->set_op_type(i == kLevels ? "Relu" : "F" + std::to_string(i + 1));
+      if (i != kLevels) n->set_domain("local");
+      n->add_input(k == 0 ? "a" : "t");
+      n->add_output(i == kLevels || k == 1 ? "b" : "t");
+    }
+  }
+  auto model = Import(b);
+  ExpectError([&] { InlineModelFunctions(*model); }, ErrorCategory::kResourceExhausted,
+              {"test.onnx", "inlining", "1048576 nodes"});
+}
+
+TEST(ImportFunctions, RecursiveFunctionIsRefusedBeforeInlining) {
+  ModelBuilder b(17);
+  b.Input("x", onnx::TensorProto::FLOAT, {2});
+  b.Node("F", {"x"}, {"y"}, "call").set_domain("local");
+  b.Output("y", onnx::TensorProto::FLOAT, {2});
+  auto* local = b.proto().add_opset_import();
+  local->set_domain("local");
+  local->set_version(1);
+  auto* f = b.proto().add_functions();
+  f->set_name("F");
+  f->set_domain("local");
+  f->add_input("a");
+  f->add_output("b");
+  auto* op = f->add_opset_import();
+  op->set_domain("local");
+  op->set_version(1);
+  auto* n = f->add_node();
+  n->set_op_type("F");
+  n->set_domain("local");
+  n->add_input("a");
+  n->add_output("b");
+  auto model = Import(b);
+  ExpectError([&] { InlineModelFunctions(*model); }, ErrorCategory::kInvalidModel, {"function 'F' calls itself"});
+}
+
 // ---- files: the model and its external data ------------------------------------------------------------------
 
 class ImportFiles : public ::testing::Test {
