@@ -154,6 +154,57 @@ expect check_missing_model 1 'no such file' -- "$FERRY" check "$TMP/missing.onnx
 expect check_html 0 'HTML report written' -- "$FERRY" check "$M" --html "$TMP/check.html"
 expect check_html_file 0 '^ok$' -- bash -c "grep -q '<html' '$TMP/check.html' && echo ok"
 
+# The model-file boundary (issue 22). Only regular files are read, and refusing anything else never blocks: a
+# FIFO as the model, its external data or an --input file hung run and check forever (`timeout 20` turns such a
+# regression into a failure). check validates external data as run does, even for weights it does not load; a
+# node reading its own output is a cycle; a declared output type the graph does not produce and an opset Ferry
+# does not know are refused, whatever the optimizer would fold away.
+mkdir -p "$TMP/bad"
+/usr/bin/python3 -c "
+import onnx
+from onnx import helper, TensorProto as T
+def save(name, nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, 'g', inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)])
+    m.ir_version = 8
+    open('$TMP/bad/' + name, 'wb').write(m.SerializeToString())
+x = helper.make_tensor_value_info('x', T.FLOAT, [2048])
+y = helper.make_tensor_value_info('y', T.FLOAT, [2048])
+for name, location in [('ext_fifo.onnx', 'pipe.bin'), ('ext_passwd.onnx', '/etc/passwd'),
+                       ('ext_zero.onnx', 'zero.bin')]:
+    w = onnx.TensorProto(name='w', data_type=T.FLOAT, dims=[2048], data_location=T.EXTERNAL)
+    w.external_data.add(key='location', value=location)
+    save(name, [helper.make_node('Add', ['x', 'w'], ['y'], name='add')], [x], [y], [w])
+save('self_loop.onnx', [helper.make_node('Identity', ['y'], ['y'], name='self')], [x], [y])
+save('out_type.onnx', [helper.make_node('Relu', ['x'], ['y'], name='relu')], [x],
+     [helper.make_tensor_value_info('y', T.INT64, [2048])])
+save('opset_huge.onnx', [helper.make_node('Shape', ['x'], ['s'], name='shape')], [x],
+     [helper.make_tensor_value_info('s', T.INT64, [1])], opset=1000000)"
+mkfifo "$TMP/bad/pipe.bin" "$TMP/bad/pipe.onnx" "$TMP/bad/pipe.npy" "$TMP/bad/pipe.pb"
+ln -s /dev/zero "$TMP/bad/zero.bin"
+expect run_external_fifo 1 "initializer 'w'.*pipe.bin' is a FIFO, not a regular file" -- \
+  timeout 20 "$FERRY" run "$TMP/bad/ext_fifo.onnx" --random
+expect check_external_fifo 1 "initializer 'w'.*pipe.bin' is a FIFO, not a regular file" -- \
+  timeout 20 "$FERRY" check "$TMP/bad/ext_fifo.onnx"
+expect run_model_fifo 1 "pipe.onnx': is a FIFO, not a regular file" -- timeout 20 "$FERRY" run "$TMP/bad/pipe.onnx" --random
+expect check_model_fifo 1 "pipe.onnx': is a FIFO, not a regular file" -- timeout 20 "$FERRY" check "$TMP/bad/pipe.onnx"
+expect run_input_npy_fifo 1 "input 'input': npy file '.*pipe.npy': is a FIFO, not a regular file" -- \
+  timeout 20 "$FERRY" run "$M" --input "input=$TMP/bad/pipe.npy"
+expect run_input_pb_fifo 1 "input 'input': '.*pipe.pb' is a FIFO, not a regular file" -- \
+  timeout 20 "$FERRY" run "$M" --input "input=$TMP/bad/pipe.pb"
+expect check_external_passwd 1 "external data path '/etc/passwd' is absolute" -- "$FERRY" check "$TMP/bad/ext_passwd.onnx"
+expect check_external_dev_zero 1 "'zero.bin' leaves the model's directory" -- "$FERRY" check "$TMP/bad/ext_zero.onnx"
+expect run_self_loop 1 "cycle: node 'self' \(Identity\) reads its own output 'y'" -- \
+  "$FERRY" run "$TMP/bad/self_loop.onnx" --random
+expect check_self_loop 1 "cycle: node 'self' \(Identity\) reads its own output 'y'" -- "$FERRY" check "$TMP/bad/self_loop.onnx"
+expect run_output_type 1 "graph output 'y' is declared int64\[2048\], but node 'relu' \(Relu\) produces float32" -- \
+  "$FERRY" run "$TMP/bad/out_type.onnx" --random
+expect check_output_type 0 "NOT RUNNABLE" -- "$FERRY" check "$TMP/bad/out_type.onnx"
+expect run_opset_unknown 1 "opset 1000000 of domain 'ai.onnx' is newer than Ferry knows" -- \
+  "$FERRY" run "$TMP/bad/opset_huge.onnx" --random
+expect check_opset_unknown 1 "opset 1000000 of domain 'ai.onnx' is newer than Ferry knows" -- \
+  "$FERRY" check "$TMP/bad/opset_huge.onnx"
+
 # --legalize: an op the backends lack, rewritten into ops they run (ferry check says so first).
 MISH="$ROOT/../shared/onnx-tests/node/test_mish/model.onnx"
 expect check_rewrite_available 0 '1 unsupported \(1 with a rewrite available: --legalize\)' -- \
