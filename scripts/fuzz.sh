@@ -140,8 +140,8 @@ for f in "$ARTIFACTS"/*; do
 done
 findings=$((crashes + hangs + ooms))
 
-execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$LOG" | tail -1 | awk '{print $2}')
-peak=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$LOG" | tail -1 | awk '{print $2}')
+execs=$(awk '/^stat::number_of_executed_units:/ {n = $2} END {print n}' "$LOG")
+peak=$(awk '/^stat::peak_rss_mb:/ {n = $2} END {print n}' "$LOG")
 cov=$(grep -oE '^#[0-9]+.*cov: [0-9]+' "$LOG" | tail -1 | grep -oE 'cov: [0-9]+' | awk '{print $2}')
 ft=$(grep -oE '^#[0-9]+.*ft: [0-9]+' "$LOG" | tail -1 | grep -oE 'ft: [0-9]+' | awk '{print $2}')
 corpus=$(find "$CORPUS" -type f | wc -l)

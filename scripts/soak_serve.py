@@ -5,10 +5,11 @@ its figures).
 
     /usr/bin/python3 scripts/soak_serve.py [--ferry build/bin/ferry] [--seconds 600] [--json OUT]
 
-What runs, all against one server on a repository of the quickstart CNN (models/) served twice, one copy batched:
+What runs, all against one server on a repository of the quickstart CNN (models/) served twice, as `cnn` and as
+`cnn_batched` (two instances; the one that is reloaded):
   - 8 keep-alive clients sending valid inferences (JSON and binary) whose outputs must match
     models/quickstart_cnn_expected.npy;
-  - a reloader that unloads and loads the batched model every 2 s (explicit model control);
+  - a reloader that unloads and loads cnn_batched every 2 s (explicit model control);
   - 40 slow clients (slowloris): each opens a connection and sends one header byte every second;
   - 2 clients sending malformed requests (invalid UTF-8 in the JSON, an Inference-Header-Content-Length past the
     JSON, binary_data_size lies, Transfer-Encoding: gzip, a 1,000-deep JSON, garbage bytes), each of which must
