@@ -6,7 +6,8 @@
 #   ./scripts/fuzz.sh --build            # build every target, fuzz none
 #
 # Installs clang and libFuzzer (Debian's clang, libfuzzer-14-dev) and Ferry's build dependencies, builds the target
-# into build-fuzz/ (clang, -DFERRY_FUZZ=ON, RelWithDebInfo, no CUDA: nvcc compiles with gcc), and fuzzes it for SECONDS on one core, starting from
+# into build-fuzz/ (clang, -DFERRY_FUZZ=ON, RelWithDebInfo, no CUDA: nvcc compiles with gcc), and fuzzes it for
+# SECONDS on one core, starting from
 #   build-fuzz/corpus/TARGET      the corpus earlier runs grew (kept between runs; new inputs go here)
 #   tests/fuzz/corpus/TARGET      the committed seeds and regression inputs (what ctest replays)
 #   build-fuzz/seeds/TARGET       seeds taken from ../shared/onnx-tests and the repository's models (if any)
@@ -59,7 +60,8 @@ fi
 
 BUILD=build-fuzz
 if [ ! -f "$BUILD/build.ninja" ]; then
-  CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_FUZZ=ON -DFERRY_CUDA=OFF >/dev/null
+  CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_FUZZ=ON \
+    -DFERRY_CUDA=OFF >/dev/null
 fi
 if [ "$BUILD_ONLY" = 1 ]; then
   BUILD_TARGETS=("${TARGETS[@]/#/fuzz_}")
