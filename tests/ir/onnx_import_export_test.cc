@@ -60,11 +60,7 @@ TEST(OnnxImport, RoundTripKeepsSubgraphsAndOuterScope) {
   b.Input("x", onnx::TensorProto::FLOAT, {2});
   auto& n = b.Node("If", {"c"}, {"y"}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* g = a->mutable_g();
-    g->set_name(branch);
+    auto* g = &ModelBuilder::GraphAttr(n, branch);
     auto* node = g->add_node();
     node->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
     node->add_input("x");  // outer-scope value

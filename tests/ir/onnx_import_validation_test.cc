@@ -90,11 +90,7 @@ TEST(ImportCycles, NodeWhoseSubgraphReadsItsOutputIsACycle) {
   b.Input("x", onnx::TensorProto::FLOAT, {2});
   auto& n = b.Node("If", {"c"}, {"y"}, "if1");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* g = a->mutable_g();
-    g->set_name(branch);
+    auto* g = &ModelBuilder::GraphAttr(n, branch);
     // The then branch reads the If's own output "y" from the outer scope.
     AddNode(*g, "Identity", {std::string(branch) == "then_branch" ? "y" : "x"}, {std::string(branch) + "_out"},
             std::string(branch) + "_id");
@@ -195,11 +191,7 @@ TEST(ImportDeclaredTypes, SubgraphOutputsMayLeaveTheirElementTypeUndefined) {
   b.Input("x", onnx::TensorProto::FLOAT, {2});
   auto& n = b.Node("If", {"c"}, {"y"}, "if1");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* g = a->mutable_g();
-    g->set_name(branch);
+    auto* g = &ModelBuilder::GraphAttr(n, branch);
     AddNode(*g, "Neg", {"x"}, {std::string(branch) + "_out"}, std::string(branch) + "_neg");
     auto* out = g->add_output();
     out->set_name(std::string(branch) + "_out");

@@ -91,6 +91,15 @@ class ModelBuilder {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  // A graph attribute (If's then_branch, Loop's body) named `name`, its graph named `name` too.
+  static onnx::GraphProto& GraphAttr(onnx::NodeProto& n, const std::string& name) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(name);
+    return *g;
+  }
 
  private:
   static void SetType(onnx::ValueInfoProto* vi, const std::string& name, int32_t elem_type,

@@ -105,11 +105,7 @@ TEST(OptimizeOpDelta, CountOpsKeysByDomainAndCountsSubgraphs) {
   b.Input("c", onnx::TensorProto::BOOL, {}).Input("x", kF, {2});
   auto& n = b.Node("If", {"c"}, {"y"}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n.add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* g = a->mutable_g();
-    g->set_name(branch);
+    auto* g = &ModelBuilder::GraphAttr(n, branch);
     auto* relu = g->add_node();
     relu->set_op_type("Relu");
     relu->add_input("x");
