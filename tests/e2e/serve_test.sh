@@ -71,21 +71,24 @@ dynamic_batching { max_queue_delay_microseconds: 1000000 default_queue_policy { 
 CFG
 mkdir -p "$R/later/1" && cp "$TMP/cnn_dyn.onnx" "$R/later/1/model.onnx"   # loaded only through the API
 
-# start NAME ARGS...: starts `ferry serve` in the background (log in $TMP/NAME.log), sets PORT and PID.
-start() {
-  local name="$1"; shift
+# serve_until REGEX NAME ARGS...: starts `ferry serve` in the background (log in $TMP/NAME.log) and waits
+# (bounded) for a log line matching REGEX, whose last number is the HTTP port; sets PORT and PID.
+serve_until() {
+  local regex="$1" name="$2"; shift 2
   "$FERRY" serve "$@" --http-port 0 --grpc-port 0 >"$TMP/$name.log" 2>&1 &
   PID=$!
   PIDS+=("$PID")
   PORT=""
   for _ in $(seq 1 300); do
-    PORT="$(grep -oE 'HTTP on [0-9.]+:[0-9]+' "$TMP/$name.log" | grep -oE '[0-9]+$')"
+    PORT="$(grep -oE "$regex" "$TMP/$name.log" | grep -oE '[0-9]+$')"
     [ -n "$PORT" ] && return 0
     kill -0 "$PID" 2>/dev/null || break
     sleep 0.1
   done
-  echo "server $name did not start:"; cat "$TMP/$name.log"; return 1
+  echo "server $name did not reach '$regex':"; cat "$TMP/$name.log"; return 1
 }
+# start NAME ARGS...: starts `ferry serve` and waits until every startup model has loaded ("HTTP on").
+start() { serve_until 'HTTP on [0-9.]+:[0-9]+' "$@"; }
 
 # 1. Everything over one server in explicit mode (load/unload enabled), with gRPC on: the resident-memory check
 # over 20 reloads also covers the malloc arenas of gRPC's threads (ferry serve bounds them, --malloc-arenas);
@@ -185,21 +188,8 @@ PYEOF
 rm -f "$L/a_fifo/1/weights.bin" && mkfifo "$L/a_fifo/1/weights.bin"
 # Lets a load blocked opening the FIFO go on: it reads end-of-file and fails (opening read-write never blocks).
 unblock() { timeout 5 bash -c "exec 3<>'$L/a_fifo/1/weights.bin'; exec 3>&-" 2>/dev/null; }
-# listening NAME ARGS...: starts `ferry serve` and waits (bounded) for its "listening" line; sets PORT and PID.
-listening() {
-  local name="$1"; shift
-  "$FERRY" serve "$@" --http-port 0 --grpc-port 0 >"$TMP/$name.log" 2>&1 &
-  PID=$!
-  PIDS+=("$PID")
-  PORT=""
-  for _ in $(seq 1 300); do
-    PORT="$(grep -oE 'listening \(HTTP port [0-9]+' "$TMP/$name.log" | grep -oE '[0-9]+$')"
-    [ -n "$PORT" ] && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "server $name is not listening:"; cat "$TMP/$name.log"; return 1
-}
+# listening NAME ARGS...: starts `ferry serve` and waits only for its "listening" line (models may still load).
+listening() { serve_until 'listening \(HTTP port [0-9]+' "$@"; }
 if listening loading "$L" --threads 1 --keep-going; then
   timeout 120 "$PY" "$SRC/tests/e2e/serve_test.py" "$PORT" "$SRC" loading "$L" \
     && pass "loading: the listener and the other models serve while a_fifo loads" \
