@@ -12,12 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ferry::server::ServeConfig& config = ferry::fuzz::KServeFuzzConfig();
   try {
     ferry::server::InferRequest decoded = ferry::server::DecodeGrpcInfer(request, config);
-    ferry::server::InferResponse response;
-    response.model_version = "1";
-    for (const auto& [name, tensor] : decoded.inputs) response.outputs.emplace_back(name, tensor);
     const bool raw = ferry::server::GrpcRawOutputs(request, config);
     inference::ModelInferResponse out;
-    ferry::server::EncodeGrpcInfer(response, "fuzz", request.id(), raw, &out);
+    ferry::server::EncodeGrpcInfer(ferry::fuzz::EchoResponse(decoded.inputs), "fuzz", request.id(), raw, &out);
   } catch (const ferry::server::BadRequest&) {
   } catch (const ferry::Error&) {
   }

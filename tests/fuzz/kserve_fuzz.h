@@ -3,7 +3,10 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fuzz_util.h"
 #include "server/kserve_codec.h"
@@ -28,15 +31,20 @@ inline const server::ServeConfig& KServeFuzzConfig() {
   return config;
 }
 
+// A successful response whose outputs are `inputs`: what the encoders get to encode.
+inline server::InferResponse EchoResponse(const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  server::InferResponse response;
+  response.model_version = "1";
+  response.outputs = inputs;
+  return response;
+}
+
 // Decodes `body` as the HTTP route does; a request that decodes has its inputs encoded back as the response's
 // outputs (JSON or binary as the request asked), so the encoder sees every tensor the decoder can produce.
 inline void DecodeAndEncode(std::string_view body, std::optional<size_t> header_length) {
   try {
     server::DecodedInfer decoded = server::DecodeInferRequest(body, header_length, KServeFuzzConfig(), 64);
-    server::InferResponse response;
-    response.model_version = "1";
-    for (const auto& [name, tensor] : decoded.request.inputs) response.outputs.emplace_back(name, tensor);
-    (void)server::EncodeInferResponse(response, "fuzz", decoded);
+    (void)server::EncodeInferResponse(EchoResponse(decoded.request.inputs), "fuzz", decoded);
   } catch (const server::BadRequest&) {
   } catch (const ferry::Error&) {
   }
