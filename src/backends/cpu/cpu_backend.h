@@ -4,12 +4,9 @@
 #pragma once
 
 #include "backends/backend.h"
+#include "kernels/cpu/cpu_kernels.h"
 
 namespace ferry {
-namespace cpu {
-// The one list of `cpu` kernels (src/kernels/cpu/cpu_kernels.cc).
-void RegisterCpuKernels(KernelRegistry& registry);
-}  // namespace cpu
 
 class CpuBackend : public Backend {
  public:

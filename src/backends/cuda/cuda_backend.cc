@@ -5,7 +5,7 @@
 #include "ferry/error.h"
 #include "kernels/cuda_defs/cuda_kernel_defs.h"
 #ifdef FERRY_WITH_CUDA
-#include "backends/cuda/cuda_runtime.h"
+#include "kernels/cuda/cuda_runtime.h"
 #endif
 
 namespace ferry {

@@ -28,7 +28,7 @@ class CudaBackend : public Backend {
   int device_id() const { return device_id_; }
   // True when this build has the CUDA kernels (FERRY_CUDA found the toolkit).
   static bool Built();
-  // The names of the kernel factories ferry_cuda provides (empty without CUDA): each must match one declaration.
+  // The names of the kernel factories src/kernels/cuda/ provides (empty without CUDA): each must match one declaration.
   static std::vector<std::string> FactoryNames();
   // "no GPU" reasons, or "" when the device is present (queried once, cached).
   std::string Unavailable() const;

@@ -1,12 +1,9 @@
 #pragma once
 
 #include "backends/backend.h"
+#include "kernels/ref/ref_kernels.h"
 
 namespace ferry {
-namespace ref {
-// The one list of reference kernels (ref_kernels.cc).
-void RegisterRefKernels(KernelRegistry& registry);
-}  // namespace ref
 
 class RefBackend : public Backend {
  public:

@@ -1,6 +1,6 @@
 // The one list of `cpu` kernels. Each Register...Kernels() lives in its op's file in src/kernels/cpu/.
 // Kernels with several ISA variants register the best first: the registry takes the first that fits the target.
-#include "backends/cpu/cpu_backend.h"
+#include "kernels/cpu/cpu_kernels.h"
 
 namespace ferry::cpu {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cuda/cuda_runtime.h"
+#include "kernels/cuda/cuda_runtime.h"
 #include "ferry/error.h"
 #include "kernels/kernel.h"
 

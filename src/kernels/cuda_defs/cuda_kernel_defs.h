@@ -1,8 +1,8 @@
 // The `cuda` backend's kernel declarations as plain data: ops, opset ranges, dtypes, attribute predicates with
-// their reasons, the minimum compute capability and host-memory inputs. Compiled into `ferry` on every machine
+// their reasons, the minimum compute capability and host-memory inputs. Compiled into the runtime on every machine
 // (with or without the CUDA toolkit), so `ferry ops --backend cuda` and `ferry check --backends cuda,cpu --cc 8.0`
-// answer without a GPU. The kernels themselves (src/kernels/cuda/, the ferry_cuda library) fill in each
-// declaration's factory by name when CUDA is built (CudaKernelFactories(), src/backends/cuda/cuda_runtime.h).
+// answer without a GPU. The kernels themselves (src/kernels/cuda/, the kernels/cuda room) fill in each
+// declaration's factory by name when CUDA is built (CudaKernelFactories(), src/kernels/cuda/cuda_runtime.h).
 #pragma once
 
 #include <vector>

@@ -1,6 +1,7 @@
 // The reference backend's kernel list: one registration call per op (or tight op family), each defined in the
 // op's own file. Adding an op = add its file + one declaration and one call here.
-#include "backends/ref/ref_backend.h"
+#include "kernels/ref/ref_kernels.h"
+
 #include "kernels/registry.h"
 
 namespace ferry::ref {

@@ -1,4 +1,4 @@
-// What the ferry_cuda library (src/kernels/cuda/, built when FERRY_CUDA finds the toolkit) gives the `cuda`
+// What the CUDA kernels (src/kernels/cuda/, built when FERRY_CUDA finds the toolkit) give the `cuda`
 // backend: the device query, copies between host and device memory, and a factory for every kernel declaration
 // (src/kernels/cuda_defs/cuda_kernel_defs.cc) by its name. Plain C++: the backend (compiled on every machine) calls
 // these only when built with FERRY_WITH_CUDA.
