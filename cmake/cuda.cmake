@@ -1,11 +1,11 @@
-# The `cuda` backend's kernels: the ferry_cuda static library (src/kernels/cuda/), linked into `ferry` when built.
+# The `cuda` backend's kernels: the kernels/cuda room (src/kernels/cuda/), in the runtime library when built.
 #   FERRY_CUDA=AUTO (default): built when nvcc, the CUDA toolkit (cudart, cuBLAS, cuBLASLt) and cuDNN are found;
 #                              not in a sanitizer build (FERRY_SANITIZE=ON), where AUTO means OFF
 #   FERRY_CUDA=ON:             required (configuration fails without them)
 #   FERRY_CUDA=OFF:            never
-# Without it the `cuda` backend still exists with its kernel declarations (src/kernels/cuda_defs/, always in
-# `ferry`): `ferry ops --backend cuda` and `ferry check --backends cuda,cpu --cc 8.0` work; sessions asking for
-# `cuda` fail with UnsupportedError. Architectures: sm_80 and sm_90 code plus compute_90 PTX (docs/cuda.md).
+# Without it the `cuda` backend still exists with its kernel declarations (src/kernels/cuda_defs/, always in the
+# runtime library): `ferry ops --backend cuda` and `ferry check --backends cuda,cpu --cc 8.0` work; sessions asking
+# for `cuda` fail with UnsupportedError. Architectures: sm_80 and sm_90 code plus compute_90 PTX (docs/cuda.md).
 set(FERRY_CUDA AUTO CACHE STRING "Build the CUDA backend's kernels: AUTO, ON or OFF")
 set_property(CACHE FERRY_CUDA PROPERTY STRINGS AUTO ON OFF)
 if(NOT FERRY_CUDA MATCHES "^(AUTO|ON|OFF)$")
@@ -52,17 +52,22 @@ endif()
 
 message(STATUS "CUDA backend: kernels built (CUDA ${CUDAToolkit_VERSION}, ${FERRY_CUDNN_LIBRARY}, "
                "architectures ${CMAKE_CUDA_ARCHITECTURES})")
-file(GLOB FERRY_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/cuda/*.cu
-     ${CMAKE_SOURCE_DIR}/src/kernels/cuda/*.cc)
-add_library(ferry_cuda STATIC ${FERRY_CUDA_SOURCES})
-# The directory's warning flags are for g++: C++ sources get them as they are, nvcc passes them to its host compiler.
-get_property(_ferry_dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
-set(_ferry_cuda_options "")
-foreach(_opt IN LISTS _ferry_dir_options)
-  list(APPEND _ferry_cuda_options "$<$<COMPILE_LANGUAGE:CXX>:${_opt}>" "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_opt}>")
-endforeach()
-set_property(TARGET ferry_cuda PROPERTY COMPILE_OPTIONS ${_ferry_cuda_options})
-target_compile_options(ferry_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
+# The kernels/cuda room (cmake/rooms.cmake) is compiled with nvcc for .cu files; this sets what it needs.
+function(ferry_cuda_room_properties target)
+  # The directory's warning flags are for g++: C++ sources get them as they are, nvcc passes them to its host
+  # compiler.
+  get_property(dir_options DIRECTORY PROPERTY COMPILE_OPTIONS)
+  set(options "")
+  foreach(opt IN LISTS dir_options)
+    list(APPEND options "$<$<COMPILE_LANGUAGE:CXX>:${opt}>" "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${opt}>")
+  endforeach()
+  set_property(TARGET ${target} PROPERTY COMPILE_OPTIONS ${options})
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
+  set_target_properties(${target} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
+  target_include_directories(${target} PRIVATE ${FERRY_CUDNN_INCLUDE_DIR})
+  target_link_libraries(${target} PRIVATE CUDA::cudart fmt::fmt)
+  target_compile_definitions(${target} PRIVATE FERRY_CUDA_LIBRARY_DIR="${CUDAToolkit_LIBRARY_DIR}")
+endfunction()
 # C++20 for nvcc: CMake 3.25 does not know that nvcc 12+ has it (its table stops at C++17), and CUDA sources follow
 # CXX_STANDARD 20; tell it the flag.
 if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
@@ -71,14 +76,8 @@ if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERS
   set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
   list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
 endif()
-set_target_properties(ferry_cuda PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
-target_include_directories(ferry_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src ${FERRY_CUDNN_INCLUDE_DIR})
-# ferry and ferry_cuda need each other's symbols (kernels use Tensor and errors; the backend uses the factories):
-# mutually dependent static libraries, which CMake repeats on the link line.
-# cuBLAS is not linked: src/kernels/cuda/cublas_api.cc loads it (dlopen) when a MatMul/Gemm first runs, since
-# loading it costs every process about 200 MiB of RSS.
-target_link_libraries(ferry_cuda PUBLIC CUDA::cudart ${FERRY_CUDNN_LIBRARY} ${CMAKE_DL_LIBS} PRIVATE ferry fmt::fmt)
-target_compile_definitions(ferry_cuda PRIVATE FERRY_CUDA_LIBRARY_DIR="${CUDAToolkit_LIBRARY_DIR}")
-target_link_libraries(ferry PUBLIC ferry_cuda)
+# What the runtime library links for the cuda kernels. cuBLAS is not linked: src/kernels/cuda/cublas_api.cc loads
+# it (dlopen) when a MatMul/Gemm first runs, since loading it costs every process about 200 MiB of RSS.
+set(FERRY_CUDA_LINK_LIBRARIES CUDA::cudart ${FERRY_CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/backends/cuda/cuda_backend.cc PROPERTIES COMPILE_DEFINITIONS
                             FERRY_WITH_CUDA=1)
