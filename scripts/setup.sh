@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs every Debian package Ferry's build and tests need. Idempotent: installs only what is missing,
-# and runs `apt-get update` once (only when something must be installed).
+# Installs the Debian packages Ferry needs. Idempotent: installs only what is missing, and runs `apt-get update`
+# once (only when something must be installed).
+#   setup.sh          what the build and every test need (scripts/test.sh, CI)
+#   setup.sh --build  what building the runtime, the tools and the CLI needs (scripts/quickstart.sh)
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   # build
   g++ cmake ninja-build pkg-config
   # ONNX protos, checker, shape inference, op schemas (1.12) and protobuf
@@ -17,6 +19,8 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   # `ferry serve`: Boost.Beast/Asio (HTTP), gRPC with its protoc plugin
   libboost-dev libgrpc++-dev protobuf-compiler-grpc
+)
+TEST_PACKAGES=(
   # tests
   libgtest-dev libgmock-dev libonnx-testdata
   # the HTML report is rendered in headless Chromium (tests/e2e/check_html_test.sh)
@@ -24,6 +28,12 @@ PACKAGES=(
   # test models: exported from PyTorch with /usr/bin/python3
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )
+
+case "${1:-}" in
+  "") PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  --build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [--build]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
