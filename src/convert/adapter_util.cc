@@ -375,16 +375,10 @@ std::optional<std::vector<double>> ConstantFloats(const ir::Value* v) {
   return out;
 }
 
-std::optional<int64_t> KnownRank(const ir::Value* v) {
-  if (!v || !v->type().is_tensor() || !v->type().shape) return std::nullopt;
-  return static_cast<int64_t>(v->type().shape->size());
-}
+std::optional<int64_t> KnownRank(const ir::Value* v) { return v ? v->type().rank() : std::nullopt; }
 
 std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
-  if (!v || !v->type().has_static_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const ir::Dim& d : *v->type().shape) dims.push_back(d.value);
-  return dims;
+  return v ? v->type().static_dims() : std::nullopt;
 }
 
 DataType ElemType(const ir::Value* v) {

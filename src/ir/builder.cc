@@ -102,6 +102,12 @@ Value* Builder::AddValue(const std::string& base, TypeInfo type) {
 }
 
 Node* Builder::Added(Node* n) {
+  if (anchor_ && after_) {
+    graph_.MoveAfter(n, anchor_);
+    anchor_ = n;
+  } else if (anchor_) {
+    graph_.MoveBefore(n, anchor_);
+  }
   created_.push_back(n);
   if (on_add_) on_add_(*n);
   return n;

@@ -68,6 +68,11 @@ class Builder {
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   // Called with every node the builder adds (after it is added).
   void set_on_add(std::function<void(Node&)> f) { on_add_ = std::move(f); }
+  // Where added nodes go in the graph's node order: at the end (the default), or just before or just after
+  // `anchor` (which must stay in the graph meanwhile), each next one after the one added before it.
+  void InsertBefore(const Node* anchor) { anchor_ = anchor, after_ = false; }
+  void InsertAfter(const Node* anchor) { anchor_ = anchor, after_ = true; }
+  void InsertAtEnd() { anchor_ = nullptr; }
   // The nodes added so far, in order.
   const std::vector<Node*>& created() const { return created_; }
   // Replaces `old` in created() (a node rebuilt since).
@@ -130,6 +135,8 @@ class Builder {
   int64_t opset_ = 0;
   std::string prefix_;
   std::function<void(Node&)> on_add_;
+  const Node* anchor_ = nullptr;
+  bool after_ = false;
   std::vector<Node*> created_;
   std::map<std::pair<DataType, double>, Value*> scalars_;
   std::map<std::vector<int64_t>, Value*> int64s_;

@@ -19,7 +19,7 @@ bool OutputUsed(const ir::Node& node, size_t i) {
 int64_t RankOf(const ir::Value* v) {
   if (!v) return -1;
   if (const Tensor* t = v->initializer()) return t->rank();
-  return v->type().is_tensor() && v->type().shape ? static_cast<int64_t>(v->type().shape->size()) : -1;
+  return v->type().rank().value_or(-1);
 }
 
 int64_t DimOf(const ir::Value* v, int64_t i) {
@@ -91,8 +91,7 @@ Choice ChooseDecomposition(const ir::Node& node, int64_t opset) {
   Choice c;
   const std::vector<const Decomposition*> rules = DecompositionsFor(node);
   if (rules.empty()) {
-    c.reason = "no decomposition of " + (node.domain().empty() ? std::string() : node.domain() + "::") +
-               node.op_type() + " at opset " + std::to_string(node.opset());
+    c.reason = "no decomposition of " + node.qualified_op() + " at opset " + std::to_string(node.opset());
     return c;
   }
   if (opset < 7) {

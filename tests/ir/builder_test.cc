@@ -127,6 +127,24 @@ TEST(IrBuilder, AddNodeInImportsTheDomain) {
   EXPECT_EQ(m.opsets.at("ai.ferry"), 1);
 }
 
+TEST(IrBuilder, InsertsBeforeOrAfterANodeInTheOrderAdded) {
+  Graph g;
+  Value* x = g.AddValue("x", TypeInfo::Tensor(DataType::kFloat));
+  Node* first = g.AddNode("first", "Neg", "", {x}, {g.AddValue("n")});
+  Node* last = g.AddNode("last", "Abs", "", {x}, {g.AddValue("a")});
+  Builder b(g, 13);
+  b.InsertBefore(last);
+  b.Op("Relu", {b.Op("Exp", {x})});
+  b.InsertAfter(first);
+  b.Op("Sigmoid", {x});
+  b.Op("Tanh", {x});
+  b.InsertAtEnd();
+  b.Op("Sqrt", {x});
+  std::string order;
+  for (const auto& n : g.nodes()) order += n->op_type() + " ";
+  EXPECT_EQ(order, "Neg Sigmoid Tanh Exp Relu Abs Sqrt ");
+}
+
 TEST(IrBuilder, OnAddSeesEveryNode) {
   Graph g;
   Builder b(g, 13);
