@@ -22,6 +22,7 @@
 #include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
+#include "runtime/target.h"
 #include "tools/check.h"
 #include "tools/check_html.h"
 #include "tools/profile.h"
@@ -212,16 +213,14 @@ int Check(const CheckArgs& a) {
   // GPU backends without --cc: judged against this machine's GPU; with none, against no GPU (their kernels are
   // hardware-layer refusals) and a note says how to judge another machine (docs/cuda.md).
   if (a.cc.empty()) {
-    for (const auto& name : options.backends) {
-      const Backend* b = FindBackend(name);
-      if (IsHostDevice(b->device())) continue;
-      options.compute_capability = std::max(options.compute_capability, b->compute_capability());
-      try {
-        b->RequireDevice();
-      } catch (const Error& e) {
-        (a.json ? std::cerr : std::cout) << "note: " << e.what() << "; judging '" << name
-                                         << "' against no GPU (give --cc MAJOR.MINOR to judge a GPU)\n";
-      }
+    runtime::TargetOptions gpus;
+    gpus.backends = options.backends;
+    gpus.devices = runtime::DeviceRule::kProbe;
+    const runtime::ResolvedTarget probed = runtime::ResolveTarget(gpus);
+    options.compute_capability = probed.target().compute_capability;
+    for (const runtime::MissingDevice& m : probed.missing_devices) {
+      (a.json ? std::cerr : std::cout) << "note: " << m.problem << "; judging '" << m.backend->name()
+                                       << "' against no GPU (give --cc MAJOR.MINOR to judge a GPU)\n";
     }
   }
 

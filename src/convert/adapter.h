@@ -8,19 +8,20 @@
 // adapter call Refuse(reason); the driver (opset_conversion.cc) collects every such node and converts nothing.
 //
 // Adapters may replace the node (another op, other inputs) and may add helper nodes; a helper node is written at
-// an opset the adapter chooses (AddNode's `opset`) and the driver converts it on to the target like any other node,
-// so an adapter only needs to know the form of its helpers at one opset.
+// an opset the adapter chooses (Build's `opset`) and the driver converts it on to the target like any other node,
+// so an adapter only needs to know the form of its helpers at one opset. An op added in a later opset is written
+// out in older ops by its legalization decomposition (ConversionContext::Decompose).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ferry/tensor.h"
+#include "ir/builder.h"
 #include "ir/graph.h"
 #include "schemas/schema.h"
 
@@ -52,32 +53,28 @@ struct Step {
   std::string FromName() const;
 };
 
+// What adapters rewrite the IR through: IR builders (ir/builder.h) whose names come from one scope for the whole
+// model (ONNX forbids a subgraph to redefine an outer name), and the replacement of nodes, with the bookkeeping the
+// driver needs (the helper nodes to convert on, the constants nothing reads any more).
 class ConversionContext {
  public:
   explicit ConversionContext(ir::Model& model);
 
   ir::Model& model() { return model_; }
 
-  // A value name no graph of the model uses (ONNX forbids a subgraph to redefine an outer name).
-  std::string NewValueName(const std::string& base);
-  ir::Value* NewValue(ir::Graph& graph, const std::string& base, ir::TypeInfo type = {});
-  // New initializers of `graph` (helpers of a rewritten node): int64 1-D (or a scalar), float 1-D, any tensor.
-  ir::Value* Int64Constant(ir::Graph& graph, const std::string& base, const std::vector<int64_t>& values,
-                           bool scalar = false);
-  ir::Value* FloatConstant(ir::Graph& graph, const std::string& base, const std::vector<float>& values);
-  ir::Value* TensorConstant(ir::Graph& graph, const std::string& base, Tensor t);
-  // A scalar of element type `dtype` (float types and integers), holding `v`; nullptr for other types.
-  ir::Value* ScalarConstant(ir::Graph& graph, const std::string& base, DataType dtype, double v);
-
-  // Adds a default-domain helper node written in the form of opset `opset`; the driver converts it to the target.
-  ir::Node* AddNode(ir::Graph& graph, const std::string& base, const std::string& op, std::vector<ir::Value*> inputs,
-                    std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes, int64_t opset);
+  // A builder of helpers in `graph`: values and initializers named from the model's scope, and default-domain nodes
+  // written in the form of opset `opset` (the driver converts them to the target), each given the element types its
+  // schema implies for outputs of unknown type.
+  ir::Builder Build(ir::Graph& graph, int64_t opset = 0);
   // Replaces `node` by a node of op `op` (same name, domain and opset) with these inputs, outputs and attributes;
   // initializers and Constant outputs the old node read and nothing reads any more are removed. Returns the new node.
   ir::Node* Rebuild(ir::Node* node, const std::string& op, std::vector<ir::Value*> inputs,
                     std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes);
   // Removes `node` (which a decomposition replaced), then cleans up its inputs as Rebuild does.
   void Remove(ir::Node* node);
+  // Writes `node` out in older ops with the legalization decomposition of its op (legalize/decomposition.h), built
+  // at the opset the step goes to; refuses when the decomposition does. Returns nullptr (the node is gone).
+  ir::Node* Decompose(ir::Node* node, const Step& step);
   // Helper nodes added since the last call (the driver converts them to the target).
   std::vector<ir::Node*> TakeAdded();
   // Removes the initializers and Constant nodes that rewritten nodes stopped reading and nothing else reads (done
@@ -90,13 +87,15 @@ class ConversionContext {
   void FillTypes(ir::Node& n);
 
   ir::Model& model_;
-  std::set<std::string> value_names_;
-  std::map<const ir::Graph*, std::set<std::string>> node_names_;
+  ir::NameScope names_;
   std::vector<ir::Node*> added_;
   std::vector<ir::Value*> orphans_;
 };
 
 using AdaptFn = ir::Node* (*)(ConversionContext& ctx, ir::Node* node, const Step& step);
+
+// The adapter of an op going below its first opset: ConversionContext::Decompose.
+ir::Node* DecomposeDown(ConversionContext& ctx, ir::Node* node, const Step& step);
 
 // How one op crosses one boundary. `up`/`down` return the node to continue with (the same node, its rebuilt
 // replacement, or nullptr when the node was replaced by helper nodes); nullptr for a direction means the

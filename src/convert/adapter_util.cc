@@ -7,6 +7,7 @@
 #include "convert/adapter.h"
 #include "ferry/error.h"
 #include "ferry/float16.h"
+#include "legalize/decomposition.h"
 #include "schemas/validate.h"
 
 namespace ferry::convert {
@@ -19,16 +20,6 @@ std::string SchemaName(const schemas::OpSchema* s) {
   return s ? s->name + "-" + std::to_string(s->since_version) : std::string("(none)");
 }
 
-void CollectNames(const ir::Graph& g, std::set<std::string>& values,
-                  std::map<const ir::Graph*, std::set<std::string>>& nodes) {
-  for (const auto& v : g.values()) values.insert(v->name());
-  auto& names = nodes[&g];
-  for (const auto& n : g.nodes()) {
-    names.insert(n->name());
-    for (const ir::Graph* sub : n->subgraphs()) CollectNames(*sub, values, nodes);
-  }
-}
-
 }  // namespace
 
 std::string Step::ToName() const { return SchemaName(to()); }
@@ -36,97 +27,15 @@ std::string Step::FromName() const { return SchemaName(from()); }
 
 // ---- ConversionContext ------------------------------------------------------------------------------------
 
-ConversionContext::ConversionContext(ir::Model& model) : model_(model) {
-  if (model.graph) CollectNames(*model.graph, value_names_, node_names_);
-  for (const auto& f : model.functions) {
-    if (f.body) CollectNames(*f.body, value_names_, node_names_);
-  }
-}
+ConversionContext::ConversionContext(ir::Model& model) : model_(model), names_(model) {}
 
-std::string ConversionContext::NewValueName(const std::string& base) {
-  std::string name = base;
-  for (int i = 2; value_names_.count(name); ++i) name = base + "_" + std::to_string(i);
-  value_names_.insert(name);
-  return name;
-}
-
-ir::Value* ConversionContext::NewValue(ir::Graph& graph, const std::string& base, ir::TypeInfo type) {
-  return graph.AddValue(NewValueName(base), std::move(type));
-}
-
-ir::Value* ConversionContext::TensorConstant(ir::Graph& graph, const std::string& base, Tensor t) {
-  return graph.AddInitializer(NewValueName(base), std::make_shared<const Tensor>(std::move(t)));
-}
-
-ir::Value* ConversionContext::Int64Constant(ir::Graph& graph, const std::string& base,
-                                            const std::vector<int64_t>& values, bool scalar) {
-  Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
-  return TensorConstant(graph, base, Tensor::FromVector(DataType::kInt64, shape, values));
-}
-
-ir::Value* ConversionContext::FloatConstant(ir::Graph& graph, const std::string& base,
-                                            const std::vector<float>& values) {
-  return TensorConstant(graph, base,
-                        Tensor::FromVector(DataType::kFloat, Shape{static_cast<int64_t>(values.size())}, values));
-}
-
-ir::Value* ConversionContext::ScalarConstant(ir::Graph& graph, const std::string& base, DataType dtype, double v) {
-  Tensor t(dtype, Shape{});
-  switch (dtype) {
-    case DataType::kFloat:
-      t.data<float>()[0] = static_cast<float>(v);
-      break;
-    case DataType::kDouble:
-      t.data<double>()[0] = v;
-      break;
-    case DataType::kFloat16:
-      t.data<Float16>()[0] = Float16(static_cast<float>(v));
-      break;
-    case DataType::kBFloat16:
-      t.data<BFloat16>()[0] = BFloat16(static_cast<float>(v));
-      break;
-    case DataType::kInt8:
-      t.data<int8_t>()[0] = static_cast<int8_t>(v);
-      break;
-    case DataType::kInt16:
-      t.data<int16_t>()[0] = static_cast<int16_t>(v);
-      break;
-    case DataType::kInt32:
-      t.data<int32_t>()[0] = static_cast<int32_t>(v);
-      break;
-    case DataType::kInt64:
-      t.data<int64_t>()[0] = static_cast<int64_t>(v);
-      break;
-    case DataType::kUint8:
-      t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
-      break;
-    case DataType::kUint16:
-      t.data<uint16_t>()[0] = static_cast<uint16_t>(v);
-      break;
-    case DataType::kUint32:
-      t.data<uint32_t>()[0] = static_cast<uint32_t>(v);
-      break;
-    case DataType::kUint64:
-      t.data<uint64_t>()[0] = static_cast<uint64_t>(v);
-      break;
-    default:
-      return nullptr;
-  }
-  return TensorConstant(graph, base, std::move(t));
-}
-
-ir::Node* ConversionContext::AddNode(ir::Graph& graph, const std::string& base, const std::string& op,
-                                     std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
-                                     std::vector<ir::Attribute> attributes, int64_t opset) {
-  auto& names = node_names_[&graph];
-  std::string name = base;
-  for (int i = 2; names.count(name); ++i) name = base + "_" + std::to_string(i);
-  names.insert(name);
-  ir::Node* n = graph.AddNode(name, op, "", std::move(inputs), std::move(outputs), std::move(attributes));
-  n->set_opset(opset);
-  FillTypes(*n);
-  added_.push_back(n);
-  return n;
+ir::Builder ConversionContext::Build(ir::Graph& graph, int64_t opset) {
+  ir::Builder b(graph, opset, &names_);
+  b.set_on_add([this](ir::Node& n) {
+    FillTypes(n);
+    added_.push_back(&n);
+  });
+  return b;
 }
 
 void ConversionContext::FillTypes(ir::Node& n) {
@@ -150,16 +59,8 @@ void ConversionContext::FillTypes(ir::Node& n) {
 
 ir::Node* ConversionContext::Rebuild(ir::Node* node, const std::string& op, std::vector<ir::Value*> inputs,
                                      std::vector<ir::Value*> outputs, std::vector<ir::Attribute> attributes) {
-  ir::Graph* g = node->owner();
   const std::vector<ir::Value*> old_inputs = node->inputs();
-  const std::string new_op = op;  // `op` may be the old node's own op_type()
-  const std::string name = node->name(), domain = node->domain(), overload = node->overload(), doc = node->doc();
-  const int64_t opset = node->opset();
-  g->RemoveNode(node);
-  ir::Node* n = g->AddNode(name, new_op, domain, std::move(inputs), std::move(outputs), std::move(attributes));
-  n->set_opset(opset);
-  n->set_overload(overload);
-  n->set_doc(doc);
+  ir::Node* n = ir::Rebuild(node, op, std::move(inputs), std::move(outputs), std::move(attributes));
   FillTypes(*n);
   for (ir::Value* v : old_inputs) DropIfUnused(v);
   return n;
@@ -169,6 +70,21 @@ void ConversionContext::Remove(ir::Node* node) {
   const std::vector<ir::Value*> old_inputs = node->inputs();
   node->owner()->RemoveNode(node);
   for (ir::Value* v : old_inputs) DropIfUnused(v);
+}
+
+ir::Node* ConversionContext::Decompose(ir::Node* node, const Step& step) {
+  const legalize::Choice choice = legalize::ChooseDecomposition(*node, step.after());
+  if (!choice.decomposition) Refuse(choice.reason);
+  const std::vector<ir::Value*> old_inputs = node->inputs();
+  for (ir::Node* n : legalize::Decompose(model_, *node->owner(), node, *choice.decomposition, step.after(), &names_)) {
+    added_.push_back(n);
+  }
+  for (ir::Value* v : old_inputs) DropIfUnused(v);
+  return nullptr;
+}
+
+ir::Node* DecomposeDown(ConversionContext& ctx, ir::Node* node, const Step& step) {
+  return ctx.Decompose(node, step);
 }
 
 std::vector<ir::Node*> ConversionContext::TakeAdded() {
@@ -459,16 +375,10 @@ std::optional<std::vector<double>> ConstantFloats(const ir::Value* v) {
   return out;
 }
 
-std::optional<int64_t> KnownRank(const ir::Value* v) {
-  if (!v || !v->type().is_tensor() || !v->type().shape) return std::nullopt;
-  return static_cast<int64_t>(v->type().shape->size());
-}
+std::optional<int64_t> KnownRank(const ir::Value* v) { return v ? v->type().rank() : std::nullopt; }
 
 std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
-  if (!v || !v->type().has_static_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const ir::Dim& d : *v->type().shape) dims.push_back(d.value);
-  return dims;
+  return v ? v->type().static_dims() : std::nullopt;
 }
 
 DataType ElemType(const ir::Value* v) {

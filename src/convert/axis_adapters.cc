@@ -109,7 +109,7 @@ ir::Node* SliceDown(ConversionContext& ctx, ir::Node* n, const Step& step) {
       const int64_t rank = RankOf(n->input(0), "axis");
       for (int64_t& x : *c) x = NormalizeAxis(x, rank, "axis");
       std::vector<ir::Value*> inputs = n->inputs();
-      inputs[3] = ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_axes", *c);
+      inputs[3] = ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_axes", *c);
       n = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), n->attributes());
     }
   }

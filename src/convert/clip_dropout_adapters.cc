@@ -22,7 +22,7 @@ ir::Node* ClipUp11(ConversionContext& ctx, ir::Node* n, const Step& step) {
     const ir::Attribute* a = n->attr(names[i]);
     if (!a && dt != DataType::kDouble) continue;
     const double v = a ? a->f : (i == 0 ? -FLT_MAX : FLT_MAX);
-    ir::Value* c = dt == DataType::kUndefined ? nullptr : ctx.ScalarConstant(g, NodeBase(*n) + "_" + names[i], dt, v);
+    ir::Value* c = dt == DataType::kUndefined ? nullptr : ctx.Build(g).AddScalar(NodeBase(*n) + "_" + names[i], dt, v);
     if (!c) Refuse(std::string(names[i]) + " needs the input's element type, which is unknown");
     inputs[static_cast<size_t>(i) + 1] = c;
   }
@@ -58,7 +58,7 @@ ir::Node* ClipDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
 ir::Node* DropoutUp12(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Value*> inputs = {n->input(0)};
   if (const ir::Attribute* a = n->attr("ratio")) {
-    inputs.push_back(ctx.TensorConstant(*n->owner(), NodeBase(*n) + "_ratio",
+    inputs.push_back(ctx.Build(*n->owner()).AddInitializer(NodeBase(*n) + "_ratio",
                                         Tensor::FromVector(DataType::kFloat, Shape{}, std::vector<float>{a->f})));
   }
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), AttrsWithout(*n, {"ratio"}));

@@ -6,9 +6,9 @@
 //   GroupNormalization-21: scale and bias went from one value per group ([G]) to one per channel ([C]). A per-group
 //     value repeated C/G times is the same affine transform, so constant scale/bias go up repeated and come down
 //     when each group's values are equal (needs C).
-//   LayerNormalization-17: below 17 it is its ONNX function body: with U the stash type (float when
-//     stash_type = 1) and A the axes from `axis` to the last, Mean = ReduceMean_A(X:U), D = X - Mean,
-//     InvStdDev = 1 / sqrt(ReduceMean_A(D * D) + epsilon), Y = (D * InvStdDev):T * Scale + B.
+//   LayerNormalization-17: below 17 it is its legalization decomposition (legalize/decompose_layer_normalization.cc),
+//     the op's function body: Y = (X - Mean) / sqrt(ReduceMean((X - Mean)^2) + epsilon) * Scale + B over the axes
+//     from `axis` to the last.
 #include <cstring>
 #include <numeric>
 
@@ -77,65 +77,11 @@ ir::Node* GroupNorm21(ConversionContext& ctx, ir::Node* n, const Step& step) {
       }
       if (!step.up) std::memcpy(dst + static_cast<size_t>(g) * es, src + static_cast<size_t>(g * per) * es, es);
     }
-    inputs[i] = ctx.TensorConstant(*n->owner(), NodeBase(*n) + (i == 1 ? "_scale" : "_bias"), std::move(out));
+    inputs[i] = ctx.Build(*n->owner()).AddInitializer(NodeBase(*n) + (i == 1 ? "_scale" : "_bias"), std::move(out));
   }
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), n->attributes());
   GenericStep(*r, step);
   return r;
-}
-
-ir::Node* LayerNormDown17(ConversionContext& ctx, ir::Node* n, const Step&) {
-  ir::Graph& g = *n->owner();
-  ir::Value* x = n->input(0);
-  ir::Value* scale = n->input(1);
-  ir::Value* bias = n->input(2);
-  const DataType t = ElemType(x);
-  if (t != DataType::kFloat && t != DataType::kDouble && t != DataType::kFloat16 && t != DataType::kBFloat16) {
-    Refuse("writing it out in older ops needs the input's element type (a float type), which is " +
-           std::string(t == DataType::kUndefined ? "unknown" : DataTypeName(t)));
-  }
-  const DataType u = n->GetInt("stash_type", 1) == 1 ? DataType::kFloat : t;
-  const int64_t axis = n->GetInt("axis", -1);
-  std::vector<int64_t> axes;
-  if (axis < 0) {
-    for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
-  } else {
-    auto rank = KnownRank(x);
-    if (!rank) Refuse("axis " + std::to_string(axis) + " of an input of unknown rank");
-    for (int64_t a = axis; a < *rank; ++a) axes.push_back(a);
-  }
-  const float eps = n->GetFloat("epsilon", 1e-5f);
-  const std::string b = NodeBase(*n);
-  ir::Value* y = n->output(0);
-  ir::Value* mean_out = n->output(1);
-  ir::Value* inv_out = n->output(2);
-  ctx.Remove(n);
-
-  auto val = [&](const std::string& suffix) { return ctx.NewValue(g, b + "_" + suffix); };
-  auto node = [&](const std::string& suffix, const std::string& op, std::vector<ir::Value*> in, ir::Value* out,
-                  std::vector<ir::Attribute> attrs = {}) {
-    ctx.AddNode(g, b + "_" + suffix, op, std::move(in), {out}, std::move(attrs), 13);
-    return out;
-  };
-  ir::Value* xu = u == t ? x : node("cast", "Cast", {x}, val("x_stash"), {IntAttr("to", static_cast<int64_t>(u))});
-  ir::Value* mean = node("mean", "ReduceMean", {xu}, mean_out ? mean_out : val("mean"), {IntsAttr("axes", axes)});
-  ir::Value* d = node("sub", "Sub", {xu, mean}, val("centered"));
-  ir::Value* dd = node("square", "Mul", {d, d}, val("squared"));
-  ir::Value* var = node("var", "ReduceMean", {dd}, val("var"), {IntsAttr("axes", axes)});
-  ir::Value* var_eps = node("add_eps", "Add", {var, ctx.ScalarConstant(g, b + "_epsilon", u, eps)}, val("var_eps"));
-  ir::Value* std_dev = node("sqrt", "Sqrt", {var_eps}, val("std"));
-  ir::Value* inv = node("reciprocal", "Reciprocal", {std_dev}, inv_out ? inv_out : val("inv_std"));
-  ir::Value* normalized = node("normalize", "Mul", {d, inv}, val("normalized"));
-  if (u != t)
-    normalized = node("cast_back", "Cast", {normalized}, val("normalized_t"), {IntAttr("to", static_cast<int64_t>(t))});
-  if (!y) return nullptr;
-  if (bias) {
-    ir::Value* scaled = node("scale", "Mul", {normalized, scale}, val("scaled"));
-    node("bias", "Add", {scaled, bias}, y);
-  } else {
-    node("scale", "Mul", {normalized, scale}, y);
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -143,7 +89,7 @@ ir::Node* LayerNormDown17(ConversionContext& ctx, ir::Node* n, const Step&) {
 void RegisterNormalizationAdapters(AdapterRegistry& r) {
   r.Add({"BatchNormalization", 14, "batch-norm-training", BatchNormUp14, BatchNormDown14});
   r.Add({"GroupNormalization", 21, "group-norm-scale", GroupNorm21, GroupNorm21});
-  r.Add({"LayerNormalization", 17, "layer-norm-decompose", nullptr, LayerNormDown17});
+  r.Add({"LayerNormalization", 17, "layer-norm-decompose", nullptr, DecomposeDown});
 }
 
 }  // namespace ferry::convert

@@ -99,7 +99,7 @@ ir::Node* GridSample20(ConversionContext&, ir::Node* n, const Step& step) {
 
 ir::Node* DftUp20(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Value*> inputs = InputsResized(*n, 3);
-  inputs[2] = ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_axis", {n->GetInt("axis", 1)}, true);
+  inputs[2] = ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_axis", {n->GetInt("axis", 1)}, true);
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), AttrsWithout(*n, {"axis"}));
   GenericStep(*r, step);
   return r;

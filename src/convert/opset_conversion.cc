@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <unordered_map>
 
 #include "convert/adapter.h"
@@ -59,7 +60,7 @@ int64_t IrNeeded(const ir::Model& m) {
 void CollectNodes(ir::Graph& g, std::vector<ir::Node*>& out) {
   for (const auto& n : g.nodes()) {
     if (n->domain().empty()) out.push_back(n.get());
-    for (const ir::Graph* sub : n->subgraphs()) CollectNodes(const_cast<ir::Graph&>(*sub), out);
+    for (ir::Graph* sub : n->mutable_subgraphs()) CollectNodes(*sub, out);
   }
 }
 
@@ -77,7 +78,7 @@ std::string Fingerprint(const ir::Node& n) {
 void SortAll(ir::Graph& g) {
   g.TopologicalSort();
   for (const auto& n : g.nodes()) {
-    for (const ir::Graph* sub : n->subgraphs()) SortAll(const_cast<ir::Graph&>(*sub));
+    for (ir::Graph* sub : n->mutable_subgraphs()) SortAll(*sub);
   }
 }
 

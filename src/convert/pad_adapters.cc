@@ -11,11 +11,11 @@ namespace {
 
 ir::Node* Up11(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Graph& g = *n->owner();
-  std::vector<ir::Value*> inputs = {n->input(0), ctx.Int64Constant(g, NodeBase(*n) + "_pads", n->GetInts("pads"))};
+  std::vector<ir::Value*> inputs = {n->input(0), ctx.Build(g).AddInt64s(NodeBase(*n) + "_pads", n->GetInts("pads"))};
   const float value = n->GetFloat("value", 0.0f);
   if (value != 0.0f) {
     const DataType dt = ElemType(n->input(0));
-    ir::Value* c = dt == DataType::kUndefined ? nullptr : ctx.ScalarConstant(g, NodeBase(*n) + "_value", dt, value);
+    ir::Value* c = dt == DataType::kUndefined ? nullptr : ctx.Build(g).AddScalar(NodeBase(*n) + "_value", dt, value);
     if (!c) Refuse("value " + std::to_string(value) + " needs the data's element type, which is unknown");
     inputs.push_back(c);
   }
@@ -64,7 +64,7 @@ ir::Node* Down18(ConversionContext& ctx, ir::Node* n, const Step& step) {
     full[ax] = (*p)[i];
     full[ax + static_cast<size_t>(*rank)] = (*p)[k + i];
   }
-  std::vector<ir::Value*> inputs = {n->input(0), ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_pads", full)};
+  std::vector<ir::Value*> inputs = {n->input(0), ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_pads", full)};
   if (n->input(2)) inputs.push_back(n->input(2));
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), n->attributes());
   GenericStep(*r, step);

@@ -11,7 +11,7 @@ namespace {
 ir::Node* AxesToInput(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Value*> inputs = {n->input(0)};
   const std::vector<int64_t> axes = n->GetInts("axes");
-  if (!axes.empty()) inputs.push_back(ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_axes", axes));
+  if (!axes.empty()) inputs.push_back(ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_axes", axes));
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), AttrsWithout(*n, {"axes"}));
   GenericStep(*r, step);
   return r;

@@ -23,7 +23,7 @@ namespace {
 std::vector<float> ToFloats(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
 ir::Node* UpsampleUp9(ConversionContext& ctx, ir::Node* n, const Step& step) {
-  ir::Value* scales = ctx.FloatConstant(*n->owner(), NodeBase(*n) + "_scales", n->GetFloats("scales"));
+  ir::Value* scales = ctx.Build(*n->owner()).AddFloats(NodeBase(*n) + "_scales", n->GetFloats("scales"));
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {n->input(0), scales}, n->outputs(), AttrsWithout(*n, {"scales"}));
   GenericStep(*r, step);
   return r;
@@ -69,7 +69,7 @@ ir::Node* ResizeUp11(ConversionContext& ctx, ir::Node* n, const Step& step) {
           "nearest_mode cannot say");
     SetAttr(attrs, StringAttr("nearest_mode", up ? "floor" : "ceil"));
   }
-  ir::Value* roi = ctx.FloatConstant(g, NodeBase(*n) + "_roi", {});
+  ir::Value* roi = ctx.Build(g).AddFloats(NodeBase(*n) + "_roi", {});
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {n->input(0), roi, n->input(1)}, n->outputs(), attrs);
   GenericStep(*r, step);
   return r;
@@ -102,7 +102,7 @@ ir::Node* ResizeDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
       s.push_back(f);
     }
     scales = s;
-    scales_out = ctx.FloatConstant(*n->owner(), NodeBase(*n) + "_scales", ToFloats(s));
+    scales_out = ctx.Build(*n->owner()).AddFloats(NodeBase(*n) + "_scales", ToFloats(s));
   }
   if (mode == "nearest") {
     if (!scales) Refuse("nearest rounding of " + step.ToName() + " depends on the scales, which are not constant");
@@ -141,8 +141,8 @@ ir::Node* ResizeUp13(ConversionContext& ctx, ir::Node* n, const Step& step) {
 
 ir::Node* ResizeDown13(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Value*> inputs = InputsResized(*n, 4);
-  if (!inputs[1]) inputs[1] = ctx.FloatConstant(*n->owner(), NodeBase(*n) + "_roi", {});
-  if (!inputs[2]) inputs[2] = ctx.FloatConstant(*n->owner(), NodeBase(*n) + "_scales", {});
+  if (!inputs[1]) inputs[1] = ctx.Build(*n->owner()).AddFloats(NodeBase(*n) + "_roi", {});
+  if (!inputs[2]) inputs[2] = ctx.Build(*n->owner()).AddFloats(NodeBase(*n) + "_scales", {});
   ir::Node* r = ctx.Rebuild(n, n->op_type(), TrimInputs(inputs), n->outputs(), n->attributes());
   GenericStep(*r, step);
   return r;
@@ -167,7 +167,7 @@ ir::Node* ResizeDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
         Refuse("with axes, the scales must be a constant to be written for every axis");
       std::vector<float> full(r, 1.0f);
       for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = static_cast<float>((*s)[i]);
-      inputs[2] = ctx.FloatConstant(g, NodeBase(*n) + "_scales", full);
+      inputs[2] = ctx.Build(g).AddFloats(NodeBase(*n) + "_scales", full);
     }
     if (inputs[3]) {
       auto s = ConstantInts(inputs[3]);
@@ -177,7 +177,7 @@ ir::Node* ResizeDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
       }
       std::vector<int64_t> full = *dims;
       for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*s)[i];
-      inputs[3] = ctx.Int64Constant(g, NodeBase(*n) + "_sizes", full);
+      inputs[3] = ctx.Build(g).AddInt64s(NodeBase(*n) + "_sizes", full);
     }
     if (inputs[1] && !IsEmptyConstant(inputs[1])) {
       if (n->GetString("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize") {
@@ -193,7 +193,7 @@ ir::Node* ResizeDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
           full[axes[i]] = static_cast<float>((*roi)[i]);
           full[r + axes[i]] = static_cast<float>((*roi)[axes.size() + i]);
         }
-        inputs[1] = ctx.FloatConstant(g, NodeBase(*n) + "_roi", full);
+        inputs[1] = ctx.Build(g).AddFloats(NodeBase(*n) + "_roi", full);
       }
     }
   }

@@ -11,9 +11,9 @@ namespace {
 
 ir::Node* SliceUp10(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Graph& g = *n->owner();
-  std::vector<ir::Value*> inputs = {n->input(0), ctx.Int64Constant(g, NodeBase(*n) + "_starts", n->GetInts("starts")),
-                                    ctx.Int64Constant(g, NodeBase(*n) + "_ends", n->GetInts("ends"))};
-  if (n->has_attr("axes")) inputs.push_back(ctx.Int64Constant(g, NodeBase(*n) + "_axes", n->GetInts("axes")));
+  std::vector<ir::Value*> inputs = {n->input(0), ctx.Build(g).AddInt64s(NodeBase(*n) + "_starts", n->GetInts("starts")),
+                                    ctx.Build(g).AddInt64s(NodeBase(*n) + "_ends", n->GetInts("ends"))};
+  if (n->has_attr("axes")) inputs.push_back(ctx.Build(g).AddInt64s(NodeBase(*n) + "_axes", n->GetInts("axes")));
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), AttrsWithout(*n, {"starts", "ends", "axes"}));
   GenericStep(*r, step);
   return r;
@@ -43,7 +43,7 @@ ir::Node* SliceDown10(ConversionContext& ctx, ir::Node* n, const Step& step) {
 }
 
 ir::Node* TopKUp10(ConversionContext& ctx, ir::Node* n, const Step& step) {
-  ir::Value* k = ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_k", {n->GetInt("k", 0)});
+  ir::Value* k = ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_k", {n->GetInt("k", 0)});
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {n->input(0), k}, n->outputs(), AttrsWithout(*n, {"k"}));
   GenericStep(*r, step);
   return r;

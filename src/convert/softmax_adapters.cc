@@ -26,18 +26,19 @@ ir::Node* Up13(ConversionContext& ctx, ir::Node* n, const Step& step) {
     return r;
   }
   const std::string base = NodeBase(*n);
-  ir::Value* flat = ctx.NewValue(g, y->name() + "_2d");
-  ctx.AddNode(g, base + "_flatten", "Flatten", {x}, {flat}, {IntAttr("axis", axis)}, 13);
-  ir::Value* y2 = ctx.NewValue(g, y->name() + "_2d_out");
+  ir::Builder b = ctx.Build(g, 13);
+  ir::Value* flat = b.AddValue(y->name() + "_2d");
+  b.AddNode(base + "_flatten", "Flatten", {x}, {flat}, {IntAttr("axis", axis)});
+  ir::Value* y2 = b.AddValue(y->name() + "_2d_out");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {flat}, {y2}, attrs);
   ir::Value* shape = nullptr;
   if (auto dims = StaticDims(x)) {
-    shape = ctx.Int64Constant(g, base + "_shape", *dims);
+    shape = b.AddInt64s(base + "_shape", *dims);
   } else {
-    shape = ctx.NewValue(g, base + "_shape");
-    ctx.AddNode(g, base + "_shape", "Shape", {x}, {shape}, {}, 13);
+    shape = b.AddValue(base + "_shape");
+    b.AddNode(base + "_shape", "Shape", {x}, {shape}, {});
   }
-  ctx.AddNode(g, base + "_reshape", "Reshape", {y2, shape}, {y}, {}, 13);
+  b.AddNode(base + "_reshape", "Reshape", {y2, shape}, {y}, {});
   GenericStep(*r, step);
   return r;
 }
@@ -71,11 +72,12 @@ ir::Node* Down13(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::iota(perm.begin(), perm.end(), 0);
   std::swap(perm[static_cast<size_t>(a)], perm.back());
   const std::string base = NodeBase(*n);
-  ir::Value* xt = ctx.NewValue(g, x->name() + "_t");
-  ctx.AddNode(g, base + "_transpose_in", "Transpose", {x}, {xt}, {IntsAttr("perm", perm)}, 12);
-  ir::Value* yt = ctx.NewValue(g, y->name() + "_t");
+  ir::Builder b = ctx.Build(g, 12);
+  ir::Value* xt = b.AddValue(x->name() + "_t");
+  b.AddNode(base + "_transpose_in", "Transpose", {x}, {xt}, {IntsAttr("perm", perm)});
+  ir::Value* yt = b.AddValue(y->name() + "_t");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {xt}, {yt}, attrs);
-  ctx.AddNode(g, base + "_transpose_out", "Transpose", {yt}, {y}, {IntsAttr("perm", perm)}, 12);
+  b.AddNode(base + "_transpose_out", "Transpose", {yt}, {y}, {IntsAttr("perm", perm)});
   GenericStep(*r, step);
   return r;
 }

@@ -14,7 +14,7 @@ namespace {
 ir::Node* IntsAttrToInput(ConversionContext& ctx, ir::Node* n, const Step& step, const char* name) {
   std::vector<ir::Value*> inputs = {n->input(0)};
   if (const ir::Attribute* a = n->attr(name)) {
-    inputs.push_back(ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_" + name, a->ints));
+    inputs.push_back(ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_" + name, a->ints));
   }
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), AttrsWithout(*n, {name}));
   GenericStep(*r, step);
@@ -79,7 +79,7 @@ ir::Node* SplitDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
       sizes.back() = d.value - chunk * (parts - 1);
       if (sizes.back() < 0)
         Refuse("num_outputs " + std::to_string(parts) + " does not fit an axis of size " + std::to_string(d.value));
-      inputs.push_back(ctx.Int64Constant(*n->owner(), NodeBase(*n) + "_split", sizes));
+      inputs.push_back(ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_split", sizes));
     }
   }
   ir::Node* r = ctx.Rebuild(n, n->op_type(), inputs, n->outputs(), attrs);

@@ -71,13 +71,13 @@ ir::Node* ShapeDown15(ConversionContext& ctx, ir::Node* n, const Step& step) {
     GenericStep(*n, step);
     return n;
   }
-  ir::Graph& g = *n->owner();
+  ir::Builder b = ctx.Build(*n->owner(), 13);
   ir::Value* y = n->output(0);
-  ir::Value* full = ctx.NewValue(g, (y ? y->name() : NodeBase(*n)) + "_full");
+  ir::Value* full = b.AddValue((y ? y->name() : NodeBase(*n)) + "_full");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), n->inputs(), {full}, AttrsWithout(*n, {"start", "end"}));
-  ir::Value* starts = ctx.Int64Constant(g, NodeBase(*r) + "_start", {start});
-  ir::Value* ends = ctx.Int64Constant(g, NodeBase(*r) + "_end", {end});
-  if (y) ctx.AddNode(g, NodeBase(*r) + "_slice", "Slice", {full, starts, ends}, {y}, {}, 13);
+  ir::Value* starts = b.AddInt64s(NodeBase(*r) + "_start", {start});
+  ir::Value* ends = b.AddInt64s(NodeBase(*r) + "_end", {end});
+  if (y) b.AddNode(NodeBase(*r) + "_slice", "Slice", {full, starts, ends}, {y});
   GenericStep(*r, step);
   return r;
 }
@@ -118,7 +118,7 @@ ir::Node* GemmDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
     return n;
   }
   const DataType dt = ElemType(n->input(0));
-  ir::Value* zero = dt == DataType::kUndefined ? nullptr : ctx.ScalarConstant(*n->owner(), NodeBase(*n) + "_c", dt, 0);
+  ir::Value* zero = dt == DataType::kUndefined ? nullptr : ctx.Build(*n->owner()).AddScalar(NodeBase(*n) + "_c", dt, 0);
   if (!zero)
     Refuse("C is absent, and " + step.ToName() + " needs one: a zero C needs A's element type, which is unknown");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {n->input(0), n->input(1), zero}, n->outputs(), n->attributes());

@@ -63,7 +63,7 @@ std::string DumpGraph(const Graph& g, int indent) {
   for (const auto& n : g.nodes()) {
     os << pad << "  ";
     for (size_t i = 0; i < n->outputs().size(); ++i) os << (i ? ", " : "") << Ref(n->output(i));
-    os << " = " << (n->domain().empty() ? "" : n->domain() + "::") << n->op_type() << "(";
+    os << " = " << n->qualified_op() << "(";
     for (size_t i = 0; i < n->inputs().size(); ++i) os << (i ? ", " : "") << Ref(n->input(i));
     os << ")";
     if (!n->attributes().empty()) {

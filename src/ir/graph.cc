@@ -14,6 +14,18 @@ bool TypeInfo::has_static_shape() const {
   return std::all_of(shape->begin(), shape->end(), [](const Dim& d) { return d.is_static(); });
 }
 
+std::optional<int64_t> TypeInfo::rank() const {
+  if (kind != Kind::kTensor || !shape) return std::nullopt;
+  return static_cast<int64_t>(shape->size());
+}
+
+std::optional<std::vector<int64_t>> TypeInfo::static_dims() const {
+  if (!has_static_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const Dim& d : *shape) dims.push_back(d.value);
+  return dims;
+}
+
 std::string TypeInfo::ToString() const {
   switch (kind) {
     case Kind::kUnknown: return "?";
@@ -77,8 +89,7 @@ const Attribute* Node::attr(std::string_view name) const {
 }
 
 std::string Node::Describe() const {
-  std::string d = "node '" + name_ + "' (" + (domain_.empty() ? "" : domain_ + "::") + op_type_ + ")";
-  return d;
+  return "node '" + name_ + "' (" + qualified_op() + ")";
 }
 
 namespace {
@@ -137,6 +148,15 @@ const Attribute& Node::RequireAttr(std::string_view name) const {
 std::vector<const Graph*> Node::subgraphs() const {
   std::vector<const Graph*> out;
   for (const auto& a : attributes_) {
+    if (a.g) out.push_back(a.g.get());
+    for (const auto& g : a.graphs) out.push_back(g.get());
+  }
+  return out;
+}
+
+std::vector<Graph*> Node::mutable_subgraphs() {
+  std::vector<Graph*> out;
+  for (auto& a : attributes_) {
     if (a.g) out.push_back(a.g.get());
     for (const auto& g : a.graphs) out.push_back(g.get());
   }
@@ -208,6 +228,31 @@ void Graph::RemoveNode(Node* node) {
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p.get() == node; }),
                nodes_.end());
 }
+
+namespace {
+
+// Moves `node` of `nodes` to the position of `anchor` (`after`: just past it).
+void MoveNode(std::vector<std::unique_ptr<Node>>& nodes, const std::string& graph, Node* node, const Node* anchor,
+              bool after) {
+  auto at = [&](const Node* n) {
+    return std::find_if(nodes.begin(), nodes.end(), [&](const auto& p) { return p.get() == n; });
+  };
+  auto from = at(node);
+  if (from == nodes.end() || at(anchor) == nodes.end()) {
+    throw InternalError("graph '" + graph + "': moving a node next to another needs both to be nodes of the graph");
+  }
+  if (node == anchor) return;
+  std::unique_ptr<Node> moved = std::move(*from);
+  nodes.erase(from);
+  auto to = at(anchor);
+  nodes.insert(after ? to + 1 : to, std::move(moved));
+}
+
+}  // namespace
+
+void Graph::MoveBefore(Node* node, const Node* anchor) { MoveNode(nodes_, name_, node, anchor, false); }
+
+void Graph::MoveAfter(Node* node, const Node* anchor) { MoveNode(nodes_, name_, node, anchor, true); }
 
 void Graph::RemoveValue(Value* value) {
   const bool io = std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end() ||

@@ -56,6 +56,8 @@ class Node {
   const std::string& name() const { return name_; }
   const std::string& op_type() const { return op_type_; }
   const std::string& domain() const { return domain_; }  // "" is the default ONNX domain
+  // "Op" for the default domain, "domain::Op" otherwise (as messages and reports name ops).
+  std::string qualified_op() const { return domain_.empty() ? op_type_ : domain_ + "::" + op_type_; }
   // Opset version in effect for this node's domain (from the model's or function's opset imports).
   int64_t opset() const { return opset_; }
   void set_opset(int64_t v) { opset_ = v; }
@@ -95,6 +97,7 @@ class Node {
   std::string Describe() const;
   // Subgraphs held by attributes (If branches, Loop/Scan bodies).
   std::vector<const Graph*> subgraphs() const;
+  std::vector<Graph*> mutable_subgraphs();
 
  private:
   friend class Graph;
@@ -132,6 +135,10 @@ class Graph {
   Node* AddNode(std::string name, std::string op_type, std::string domain, std::vector<Value*> inputs,
                 std::vector<Value*> outputs, std::vector<Attribute> attributes = {});
   void RemoveNode(Node* node);
+  // Moves `node` to just before (after) `anchor` in node order; both must be nodes of this graph (InternalError
+  // otherwise). What a rewrite that keeps the order readable uses instead of a TopologicalSort.
+  void MoveBefore(Node* node, const Node* anchor);
+  void MoveAfter(Node* node, const Node* anchor);
   // Removes a value nothing produces or reads (and that is no graph input, output or initializer); throws
   // InternalError otherwise.
   void RemoveValue(Value* value);

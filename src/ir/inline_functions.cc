@@ -153,7 +153,7 @@ bool InlineGraph(const Model& model, Graph& g, InlineState& state) {
     }
     if (!call) {
       for (const auto& n : g.nodes()) {
-        for (const Graph* sub : n->subgraphs()) changed |= InlineGraph(model, const_cast<Graph&>(*sub), state);
+        for (Graph* sub : n->mutable_subgraphs()) changed |= InlineGraph(model, *sub, state);
       }
       if (changed) g.TopologicalSort();
       return changed;

@@ -38,6 +38,10 @@ struct TypeInfo {
   }
   bool is_tensor() const { return kind == Kind::kTensor; }
   bool has_static_shape() const;
+  // A tensor's rank when known (nullopt otherwise, or when not a tensor).
+  std::optional<int64_t> rank() const;
+  // A tensor's dims when every one is static (nullopt otherwise, or when not a tensor).
+  std::optional<std::vector<int64_t>> static_dims() const;
   std::string ToString() const;  // "float32[1,3,N,224]", "seq(float32[?])", "optional(...)"
 };
 

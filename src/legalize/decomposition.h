@@ -11,78 +11,36 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ferry/dtype.h"
+#include "ir/builder.h"
 #include "ir/graph.h"
 
 namespace ferry::legalize {
 
-// Writes the replacement of one node: new nodes of the ai.onnx domain at opset `opset()`, values named after
-// the node ("ln1/ReduceMean", "ln1/c0"), and, through SetOutput, what replaces each of the node's outputs.
-class Builder {
+// Writes the replacement of one node: an IR builder (ir/builder.h) making ai.onnx nodes at opset `opset()`, with
+// values named after the node ("ln1/ReduceMean", "ln1/c"), and, through SetOutput, what replaces each of the node's
+// outputs.
+class Builder : public ir::Builder {
  public:
-  Builder(ir::Model& model, ir::Graph& graph, const ir::Node& node, int64_t opset);
-  Builder(const Builder&) = delete;
-  Builder& operator=(const Builder&) = delete;
+  // Names are fresh in `graph` (and the graphs enclosing it), or come from `names` when given.
+  Builder(ir::Graph& graph, const ir::Node& node, int64_t opset, ir::NameScope* names = nullptr);
 
   const ir::Node& node() const { return node_; }
-  int64_t opset() const { return opset_; }
   // The node's input `i` (nullptr when omitted) and the element type of input 0.
   ir::Value* input(size_t i) const { return node_.input(i); }
   DataType dtype() const;
 
-  // A node `op` reading `inputs` (nullptr: an omitted optional input); returns its output, of element type `out`
-  // (kUndefined: the element type of the first input).
-  ir::Value* Op(const std::string& op, std::vector<ir::Value*> inputs, std::vector<ir::Attribute> attributes = {},
-                DataType out = DataType::kUndefined);
-
-  // Constants (initializers): a scalar (rank 0) of element type `t`, a 1-D int64 tensor (each made once per
-  // replacement), a tensor of `t`.
-  ir::Value* Scalar(double v, DataType t);
-  ir::Value* Int64s(const std::vector<int64_t>& v);
-  ir::Value* Constant(DataType t, const std::vector<int64_t>& dims, const std::vector<double>& values);
-
-  // The opset-dependent forms.
-  ir::Value* ReduceMean(ir::Value* x, const std::vector<int64_t>& axes) { return Reduce("ReduceMean", x, axes); }
-  // ReduceMean, ReduceMax, ... over `axes`, keepdims = 1.
-  ir::Value* Reduce(const std::string& op, ir::Value* x, const std::vector<int64_t>& axes);
-  ir::Value* Clip(ir::Value* x, double lo, double hi);
-  ir::Value* Unsqueeze(ir::Value* x, const std::vector<int64_t>& axes);
-  ir::Value* Reshape(ir::Value* x, const std::vector<int64_t>& shape);  // 0 copies, -1 infers (allowzero 0)
-  ir::Value* Transpose(ir::Value* x, const std::vector<int64_t>& perm);
-  ir::Value* Slice(ir::Value* x, int64_t start, int64_t end, int64_t axis);
-  ir::Value* Concat(std::vector<ir::Value*> xs, int64_t axis);
-  ir::Value* Cast(ir::Value* x, DataType to);
-  // Softmax over the last axis of a tensor of rank `rank` (every opset: before 13 the input is coerced to 2-D at
-  // `axis`, which for the last axis is the same thing).
-  ir::Value* Softmax(ir::Value* x, int64_t rank);
-  // Binary and unary shorthands.
-  ir::Value* Add(ir::Value* a, ir::Value* b) { return Op("Add", {a, b}); }
-  ir::Value* Sub(ir::Value* a, ir::Value* b) { return Op("Sub", {a, b}); }
-  ir::Value* Mul(ir::Value* a, ir::Value* b) { return Op("Mul", {a, b}); }
-  ir::Value* Div(ir::Value* a, ir::Value* b) { return Op("Div", {a, b}); }
-
   // `v` replaces the node's output `i`.
   void SetOutput(size_t i, ir::Value* v);
   const std::vector<ir::Value*>& outputs() const { return outputs_; }
-  const std::vector<ir::Node*>& created() const { return created_; }
 
  private:
-  std::string Name(const std::string& what) const;
-
-  ir::Model& model_;
-  ir::Graph& graph_;
   const ir::Node& node_;
-  int64_t opset_;
   std::vector<ir::Value*> outputs_;
-  std::vector<ir::Node*> created_;
-  // One initializer per distinct constant of this replacement.
-  std::map<std::pair<DataType, double>, ir::Value*> scalars_;
-  std::map<std::vector<int64_t>, ir::Value*> int64s_;
 };
 
 struct Decomposition {
@@ -119,8 +77,9 @@ Choice ChooseDecomposition(const ir::Node& node, int64_t opset);
 // Value objects (and names), produced by the replacement; unread optional outputs the rule does not compute are
 // removed; the graph is re-sorted topologically. Throws InvalidModelError when the rule refuses the node. Returns
 // the new nodes.
+// Names come from `names` when given (a rewrite of several graphs of the model, as the opset converter's).
 std::vector<ir::Node*> Decompose(ir::Model& model, ir::Graph& graph, ir::Node* node, const Decomposition& d,
-                                 int64_t opset);
+                                 int64_t opset, ir::NameScope* names = nullptr);
 
 // For a rule that keeps_shape: output 0 of `node` gets input 0's type when its own shape is unknown. (`ferry check`
 // does this for the nodes it reports a rewrite for, as Decompose does, so later verdicts see what the pass sees.)

@@ -117,7 +117,7 @@ class Rewriter {
     if (it != twins_.end()) return block_.at(plain) == block ? it->second : nullptr;
     const auto dims = BlockableDims(plain);
     if (!dims) return nullptr;
-    ir::Value* twin = g_.AddValue(UniqueValueName(g_, plain->name() + "_blocked"), BlockedType(*dims, block));
+    ir::Value* twin = ir::Builder(g_).AddValue(plain->name() + "_blocked", BlockedType(*dims, block));
     AddFerryNode(model_, g_, plain->name() + "_to_blocked", "ReorderToBlocked", {plain}, {twin},
                  {IntAttr("block", block)});
     twins_[plain] = twin;
@@ -136,7 +136,7 @@ class Rewriter {
     if (!WouldRunOn(g_, ctx_, ctx_.BackendFor(*old), domain, op, domain.empty() ? old->opset() : 1, inputs, attrs)) {
       return false;
     }
-    ir::Value* twin = g_.AddValue(UniqueValueName(g_, y->name() + "_blocked"), BlockedType(*ydims, block));
+    ir::Value* twin = ir::Builder(g_).AddValue(y->name() + "_blocked", BlockedType(*ydims, block));
     const std::string name = old->name();
     const int64_t opset = old->opset();
     g_.RemoveNode(old);

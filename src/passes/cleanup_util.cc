@@ -11,77 +11,13 @@
 namespace ferry::passes {
 namespace {
 
-// Calls `f` on every graph nested in the attributes of the nodes of `graph`, at any depth.
-void ForEachSubgraph(const ir::Graph& graph, const std::function<void(ir::Graph&)>& f) {
-  for (const auto& n : graph.nodes()) {
-    for (ir::Attribute& a : n->mutable_attributes()) {
-      if (a.g) {
-        f(*a.g);
-        ForEachSubgraph(*a.g, f);
-      }
-      for (const auto& g : a.graphs) {
-        if (!g) continue;
-        f(*g);
-        ForEachSubgraph(*g, f);
-      }
-    }
-  }
-}
-
-// The subgraphs that read `v` (of `graph`) from the outer scope: through a node input or as a subgraph output.
-std::vector<const ir::Graph*> SubgraphReaders(const ir::Graph& graph, const ir::Value* v) {
-  std::vector<const ir::Graph*> out;
-  for (const ir::Node* c : v->consumers()) {
-    if (c->owner() != &graph) out.push_back(c->owner());
-  }
-  ForEachSubgraph(graph, [&](ir::Graph& sub) {
-    if (std::find(sub.outputs().begin(), sub.outputs().end(), v) != sub.outputs().end()) out.push_back(&sub);
-  });
-  return out;
-}
-
 // True when every subgraph reading `reader_of` would find `target` under `target`'s name (no value of a subgraph
 // shadows it), so a reference to `reader_of` may become one to `target`.
 bool VisibleToReaders(const ir::Graph& graph, const ir::Value* reader_of, const ir::Value* target) {
-  for (const ir::Graph* sub : SubgraphReaders(graph, reader_of)) {
+  for (const ir::Graph* sub : ir::SubgraphReaders(graph, reader_of)) {
     if (sub->LookupValue(target->name()) != target) return false;
   }
   return true;
-}
-
-bool IsGraphInput(const ir::Graph& graph, const ir::Value* v) {
-  return std::find(graph.inputs().begin(), graph.inputs().end(), v) != graph.inputs().end();
-}
-
-// Every reader of `from` reads `to`: node inputs (in `graph` and its subgraphs) and subgraph outputs.
-void ReplaceUses(const ir::Graph& graph, ir::Value* from, ir::Value* to) {
-  const std::vector<ir::Node*> readers = from->consumers();
-  for (ir::Node* c : readers) {
-    for (size_t i = 0; i < c->num_inputs(); ++i) {
-      if (c->input(i) == from) c->ReplaceInput(i, to);
-    }
-  }
-  ForEachSubgraph(graph, [&](ir::Graph& sub) {
-    for (ir::Value*& o : sub.mutable_outputs()) {
-      if (o == from) o = to;
-    }
-  });
-}
-
-// Rebuilds `node` (same name, op, inputs, attributes) with output `old_out` replaced by `new_out`.
-void RebuildWithOutput(ir::Graph& graph, ir::Node* node, ir::Value* old_out, ir::Value* new_out) {
-  std::vector<ir::Value*> outs = node->outputs();
-  std::replace(outs.begin(), outs.end(), old_out, new_out);
-  const std::string name = node->name(), op = node->op_type(), domain = node->domain();
-  const std::string overload = node->overload(), doc = node->doc();
-  const int64_t opset = node->opset();
-  const std::vector<ir::Value*> ins = node->inputs();
-  std::vector<ir::Attribute> attrs = node->attributes();
-  graph.RemoveNode(node);
-  ir::Node* rebuilt = graph.AddNode(name, op, domain, ins, outs, std::move(attrs));
-  rebuilt->set_opset(opset);
-  rebuilt->set_overload(overload);
-  rebuilt->set_doc(doc);
 }
 
 bool SameFloatBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
@@ -154,23 +90,19 @@ bool CanForward(const ir::Graph& graph, const PassContext& ctx, const ir::Value*
 
 bool Forward(ir::Graph& graph, ir::Value* from, ir::Value* to) {
   if (IsGraphOutput(graph, from)) {
-    ReplaceUses(graph, to, from);
+    ir::ReplaceAllUses(graph, to, from);
     if (from->type().kind == ir::TypeInfo::Kind::kUnknown) from->set_type(to->type());
-    RebuildWithOutput(graph, to->producer(), to, from);
+    ir::RebuildWithOutput(to->producer(), to, from);
     graph.RemoveValue(to);
     return true;
   }
-  ReplaceUses(graph, from, to);
+  ir::ReplaceAllUses(graph, from, to);
   if (from->is_initializer()) {
     graph.RemoveInitializer(from);
   } else {
     graph.RemoveValue(from);
   }
   return false;
-}
-
-bool IsRead(const ir::Graph& graph, const ir::Value* v) {
-  return !v->consumers().empty() || IsGraphOutput(graph, v) || !SubgraphReaders(graph, v).empty();
 }
 
 void RemoveUnreadInitializers(ir::Graph& graph, std::vector<ir::Value*> values) {

@@ -3,6 +3,7 @@
 // one value to another — outer-scope readers inside subgraphs included — while graph outputs keep their names.
 #pragma once
 
+#include "ir/builder.h"
 #include "ir/graph.h"
 #include "passes/pass.h"
 
@@ -33,7 +34,7 @@ bool Forward(ir::Graph& graph, ir::Value* from, ir::Value* to);
 
 // Whether anything reads `v` (of `graph`): a node (in `graph` or a subgraph), a subgraph output or the graph's
 // outputs.
-bool IsRead(const ir::Graph& graph, const ir::Value* v);
+using ir::IsRead;
 
 // Removes those of `values` (nullptr and repeats allowed) that are initializers of `graph` nothing reads any more
 // and no graph input or output: the shapes and weights of a node a cleanup removed.

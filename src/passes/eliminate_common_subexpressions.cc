@@ -48,10 +48,6 @@ bool OutputsCover(const ir::Graph& g, const ir::Node& earlier, const ir::Node& l
   return true;
 }
 
-bool IsGraphInput(const ir::Graph& g, const ir::Value* v) {
-  return std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
-}
-
 class EliminateCommonSubexpressions : public Pass {
  public:
   std::string_view name() const override { return "eliminate_common_subexpressions"; }

@@ -146,7 +146,7 @@ void Compute(const Fold& f, Tensor* w_out, Tensor* b_out) {
 std::string FoldedName(const ir::Graph& g, std::string base) {
   constexpr std::string_view kSuffix = "_folded";
   if (base.size() > kSuffix.size() && base.ends_with(kSuffix)) base.resize(base.size() - kSuffix.size());
-  return UniqueValueName(g, base + std::string(kSuffix));
+  return g.UniqueValueName(base + std::string(kSuffix));
 }
 
 class FoldBatchNorm : public Pass {

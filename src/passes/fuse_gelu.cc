@@ -70,7 +70,7 @@ bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, const cha
   }
   RemoveMatched(g, m);
   if (domain->empty()) {
-    g.AddNode(UniqueNodeName(g, name), "Gelu", "", {x}, {y}, attrs)->set_opset(opset);
+    ir::Builder(g, opset).AddNode(name, "Gelu", {x}, {y}, attrs);
   } else {
     AddFerryNode(model, g, name, "Gelu", {x}, {y}, attrs);
   }

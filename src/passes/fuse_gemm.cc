@@ -71,8 +71,7 @@ class FuseGemm : public Pass {
       g.RemoveNode(add);
       g.RemoveNode(mm);
       g.RemoveValue(y);
-      ir::Node* gemm = g.AddNode(UniqueNodeName(g, name), "Gemm", "", std::move(inputs), {out});
-      gemm->set_opset(opset);
+      ir::Builder(g, opset).AddNode(name, "Gemm", std::move(inputs), {out});
       changed = true;
     }
     if (changed) g.TopologicalSort();

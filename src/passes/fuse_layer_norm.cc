@@ -136,7 +136,8 @@ bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, bool rms)
     if (t && t->shape() == *norm) return v;
     Tensor value = t ? t->Reshaped(*norm) : Tensor(DataType::kFloat, *norm);
     if (!t) std::fill(value.data<float>(), value.data<float>() + value.size(), 1.0f);
-    fresh.emplace_back(g.AddValue(UniqueValueName(g, x->name() + suffix), FloatTensorType(*norm)), std::move(value));
+    fresh.emplace_back(ir::Builder(g).AddValue(x->name() + suffix, ir::StaticTensorType(DataType::kFloat, *norm)),
+                       std::move(value));
     return fresh.back().first;
   };
   std::vector<ir::Value*> inputs{x, param(gamma, gamma_t, rms ? "_rms_scale" : "_ln_scale")};
@@ -154,7 +155,7 @@ bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, bool rms)
   RemoveMatched(g, m);
   for (auto& [v, t] : fresh) g.AddInitializer(v->name(), std::make_shared<const Tensor>(std::move(t)));
   if (standard) {
-    g.AddNode(UniqueNodeName(g, name), op, "", inputs, {y}, attrs)->set_opset(opset);
+    ir::Builder(g, opset).AddNode(name, op, inputs, {y}, attrs);
   } else {
     AddFerryNode(model, g, name, op, inputs, {y}, attrs);
   }

@@ -95,7 +95,7 @@ class FuseMatMul : public Pass {
     if (IsOp(add, "Add") && MatchBias(g, *mm, *add, &bias)) {
       if (!bias.value) {
         const std::string base = add->input(add->input(0) == out ? 1 : 0)->name() + "_bias";
-        fresh = g.AddValue(UniqueValueName(g, base), FloatTensorType({bias.n}));
+        fresh = ir::Builder(g).AddValue(base, ir::StaticTensorType(DataType::kFloat, {bias.n}));
       }
       inputs.push_back(bias.value ? bias.value : fresh);
       absorbed.push_back(add);
@@ -150,14 +150,15 @@ class FuseMatMul : public Pass {
     ir::Value* old_c = gemm->num_inputs() > 2 ? gemm->input(2) : nullptr;
     ir::Value* fresh_b = nullptr;
     if (transposed) {
-      fresh_b = g.AddValue(UniqueValueName(g, b_value->name() + "_t"), FloatTensorType({k, n}));
+      fresh_b = ir::Builder(g).AddValue(b_value->name() + "_t", ir::StaticTensorType(DataType::kFloat, {k, n}));
       b_value = fresh_b;
     }
     std::vector<ir::Value*> inputs{gemm->input(0), b_value};
     ir::Value* fresh_c = nullptr;
     if (c) {
-      fresh_c = c->rank() == 1 ? nullptr : g.AddValue(UniqueValueName(g, gemm->input(2)->name() + "_bias"),
-                                                       FloatTensorType({n}));
+      fresh_c = c->rank() == 1 ? nullptr
+                               : ir::Builder(g).AddValue(gemm->input(2)->name() + "_bias",
+                                                         ir::StaticTensorType(DataType::kFloat, {n}));
       inputs.push_back(fresh_c ? fresh_c : gemm->input(2));
     }
     const bool done = ReplaceWithFused(model, g, ctx, "FusedMatMul", gemm, act.nodes, inputs, act.output,

@@ -29,16 +29,6 @@ bool SameShape(const ir::Value* a, const ir::Value* b) {
   return true;
 }
 
-ir::TypeInfo FloatTensorType(const std::vector<int64_t>& dims) {
-  std::vector<ir::Dim> d;
-  for (int64_t x : dims) d.push_back(ir::Dim::Static(x));
-  return ir::TypeInfo::Tensor(DataType::kFloat, std::move(d));
-}
-
-bool IsGraphOutput(const ir::Graph& graph, const ir::Value* v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v) {
   if (!v || v->consumers().size() != 1 || IsGraphOutput(graph, v)) return nullptr;
   ir::Node* c = v->consumers()[0];
@@ -70,20 +60,17 @@ std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v) 
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,
                        std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
                        std::vector<ir::Attribute> attributes) {
-  const std::string domain(schemas::kFerryDomain);
-  model.opsets.emplace(domain, 1);
-  ir::Node* n = graph.AddNode(UniqueNodeName(graph, name), op, domain, std::move(inputs), std::move(outputs),
-                              std::move(attributes));
-  n->set_opset(1);
-  return n;
+  return ir::Builder(graph).AddNodeIn(model, std::string(schemas::kFerryDomain), 1, name, op, std::move(inputs),
+                                     std::move(outputs), std::move(attributes));
 }
 
 bool WouldRunOn(ir::Graph& graph, const PassContext& ctx, const Backend* home, const std::string& domain,
                 const std::string& op, int64_t opset, const std::vector<ir::Value*>& inputs,
                 const std::vector<ir::Attribute>& attributes) {
   if (!home) return false;
-  ir::Value* out = graph.AddValue(UniqueValueName(graph, "probe_output"));
-  ir::Node* probe = graph.AddNode(UniqueNodeName(graph, "probe"), op, domain, inputs, {out}, attributes);
+  ir::Builder b(graph);
+  ir::Value* out = b.AddValue("probe_output");
+  ir::Node* probe = graph.AddNode(b.NodeName("probe"), op, domain, inputs, {out}, attributes);  // imports nothing
   probe->set_opset(opset);
   const bool same = ctx.BackendFor(*probe) == home;
   graph.RemoveNode(probe);

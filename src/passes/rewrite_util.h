@@ -1,10 +1,12 @@
-// Small graph-rewrite helpers the passes share: names, static shapes, constants, use counts, node creation.
+// What the passes ask of the graph they rewrite: static shapes, constants, use counts, whether a node would run
+// on a backend. Building goes through the IR builder (ir/builder.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/builder.h"
 #include "ir/graph.h"
 #include "passes/pass.h"
 
@@ -23,12 +25,12 @@ inline std::string UniqueNodeName(const ir::Graph& graph, const std::string& bas
 std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
 // True when the two tensors provably have one shape: same rank, each dim equal as a static value or as a symbol.
 bool SameShape(const ir::Value* a, const ir::Value* b);
-ir::TypeInfo FloatTensorType(const std::vector<int64_t>& dims);
 
 // Whether `n` is a node of the ONNX domain's op `op` (false for nullptr).
 inline bool IsOp(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
 
-bool IsGraphOutput(const ir::Graph& graph, const ir::Value* v);
+using ir::IsGraphInput;
+using ir::IsGraphOutput;
 // The single node reading `v`, when exactly one node reads it and it is not a graph output.
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
 
@@ -45,7 +47,8 @@ using ir::IntAttr;
 using ir::IntsAttr;
 using ir::StringAttr;
 
-// Adds a node of Ferry's own domain (ai.ferry, opset 1) and makes sure the model imports that domain.
+// Adds a node of Ferry's own domain (ai.ferry, opset 1), named after `name`, and makes sure the model imports that
+// domain (ir::Builder::AddNodeIn).
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,
                        std::vector<ir::Value*> inputs, std::vector<ir::Value*> outputs,
                        std::vector<ir::Attribute> attributes);

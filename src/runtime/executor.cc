@@ -496,8 +496,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     if (profile) {
       const double ms = ElapsedMs(started);
       const ir::Node& n = *step.node;
-      std::string op = n.domain().empty() ? n.op_type() : n.domain() + "::" + n.op_type();
-      NodeTime t = ProfiledStep(started, ms, n.name(), std::move(op), GraphLabel(*cg.graph),
+      NodeTime t = ProfiledStep(started, ms, n.name(), n.qualified_op(), GraphLabel(*cg.graph),
                                 step.backend ? step.backend->name() : "");
       for (size_t k = 0; k < step.in.size(); ++k) {
         const ir::Value* v = n.input(k);

@@ -1,4 +1,5 @@
-// Session orchestrates the stages (import -> inline functions -> place -> compile -> run); it owns no algorithm.
+// Session orchestrates the stages (the front-end pipeline of runtime/pipeline.h: import -> inline functions -> fix
+// shapes -> infer types -> passes -> place; then compile -> run); it owns no algorithm.
 #include "ferry/session.h"
 
 #include <algorithm>
@@ -10,15 +11,10 @@
 #include "core/jit_code_memory.h"
 #include "ferry/limits.h"
 #include "ir/dump.h"
-#include "ir/inline_functions.h"
-#include "ir/onnx_import.h"
-#include "passes/pass_manager.h"
 #include "core/human_format.h"
 #include "runtime/executor.h"
-#include "runtime/fix_input_shapes.h"
 #include "runtime/memory_estimate.h"
-#include "runtime/placement.h"
-#include "runtime/type_inference.h"
+#include "runtime/pipeline.h"
 
 namespace ferry {
 
@@ -58,7 +54,10 @@ IoInfo MakeIoInfo(const ir::Value& v) {
   return info;
 }
 
-std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const SessionOptions& options) {
+// Checks the session's own options, then runs the front-end pipeline (runtime/pipeline.h) with `prepare` (from a
+// file or from bytes) through placement, and builds the executor on what it placed.
+template <typename PrepareFn>
+std::unique_ptr<Session::Impl> Build(PrepareFn prepare, const SessionOptions& options) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
   if (options.threads < 0 || options.threads > kMaxThreads) {
@@ -76,37 +75,24 @@ std::unique_ptr<Session::Impl> Build(std::unique_ptr<ir::Model> model, const Ses
     impl->options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
   }
   if (options.backends.empty()) throw InvalidArgumentError("session options: the backend list is empty");
-  runtime::PlacementOptions placement_options =
-      runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
-  if (!options.isa.empty()) placement_options.target.isa = placement_options.target.isa & IsaSet::Parse(options.isa);
-  // A GPU backend needs its device; its kernels are judged against that device's compute capability.
-  for (const Backend* b : placement_options.backends) {
-    b->RequireDevice();
-    placement_options.target.compute_capability = std::max(placement_options.target.compute_capability,
-                                                           b->compute_capability());
-  }
-  ir::InlineModelFunctions(*model);
-  if (!options.input_shapes.empty()) runtime::FixInputShapes(*model, options.input_shapes);
-  runtime::InferTypes(*model);
-  passes::PassContext pass_context{.level = options.optimization_level,
-                                   .disabled = {options.disabled_passes.begin(), options.disabled_passes.end()},
-                                   .backends = placement_options.backends,
-                                   .target = placement_options.target,
-                                   .frozen = {},
-                                   .instrument = {}};
-  for (const auto& [pattern, backend] : options.pins) pass_context.frozen.insert(pattern);
-  pass_context.legalize = options.legalize;
-  if (options.legalize && !options.allow_fallback) {
-    // Without fallback a node must run on the first backend (or on a plugin): legalize for those alone.
-    pass_context.backends = {placement_options.backends.front()};
-    for (const Backend* b : placement_options.backends) {
-      if (b->is_plugin() && b != pass_context.backends.front()) pass_context.backends.push_back(b);
-    }
-  }
-  impl->passes = passes::OptimizeModel(*model, pass_context);
-  runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
-  runtime::RequireFullPlacement(*model, placement);
-  impl->placement = runtime::MakePlacementReport(*model, placement, placement_options.backends);
+  runtime::PipelineOptions pipeline;
+  pipeline.target = runtime::ResolveTarget({.backends = options.backends,
+                                            .pins = options.pins,
+                                            .plugins = options.plugins,
+                                            .allow_fallback = options.allow_fallback,
+                                            .isa = options.isa,
+                                            .isa_exact = false,
+                                            .devices = runtime::DeviceRule::kRequire,
+                                            .compute_capability = 0});
+  pipeline.input_shapes = options.input_shapes;
+  pipeline.level = options.optimization_level;
+  pipeline.disabled_passes = options.disabled_passes;
+  pipeline.legalize = options.legalize;
+  runtime::PreparedModel prepared = prepare(pipeline);
+  std::unique_ptr<ir::Model> model = std::move(prepared.model);
+  const runtime::Placement& placement = prepared.placement;
+  impl->passes = std::move(prepared.passes);
+  impl->placement = runtime::MakePlacementReport(*model, placement, pipeline.target.placement.backends);
   const JitCodeGrowth jit;
   impl->executor =
       std::make_unique<runtime::Executor>(*model, placement, impl->options.threads, options.memory_arena,
@@ -210,7 +196,11 @@ Session::~Session() = default;
 
 std::unique_ptr<Session> Session::Create(const std::string& model_path, const SessionOptions& options) {
   auto session = std::unique_ptr<Session>(new Session(BuildReleasingFreed([&] {
-    return Build(ir::ImportModelFromFile(model_path), options);
+    return Build(
+        [&](const runtime::PipelineOptions& p) {
+          return runtime::PrepareModel(model_path, p, runtime::Stage::kPlaced);
+        },
+        options);
   })));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);
@@ -221,7 +211,11 @@ std::unique_ptr<Session> Session::Create(const std::string& model_path, const Se
 std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes, const SessionOptions& options,
                                                   const std::string& base_dir) {
   auto session = std::unique_ptr<Session>(new Session(BuildReleasingFreed([&] {
-    return Build(ir::ImportModelFromBytes(bytes, base_dir), options);
+    return Build(
+        [&](const runtime::PipelineOptions& p) {
+          return runtime::PrepareModelFromBytes(bytes, base_dir, p, runtime::Stage::kPlaced);
+        },
+        options);
   })));
   if (options.memory_limit > 0) {
     CheckMemoryLimit(*session->impl_->model, session->PredictMemory(), options.memory_limit);

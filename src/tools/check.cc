@@ -1,5 +1,5 @@
-// `ferry check`: import without weights -> inline functions -> --shape overrides -> type inference -> the
-// placement decision of every node (runtime::DecideNode, the function placement itself uses) -> verdicts,
+// `ferry check`: the front-end pipeline (runtime/pipeline.h) without weights and without the passes: import ->
+// inline functions -> --shape overrides -> type inference -> the placement a session would make -> verdicts,
 // remedies, FLOPs and ratios. Formatting (text, JSON) lives in check_format.cc.
 #include "tools/check.h"
 
@@ -8,12 +8,9 @@
 
 #include "backends/backend.h"
 #include "ferry/error.h"
-#include "ir/inline_functions.h"
-#include "ir/onnx_import.h"
 #include "legalize/legalize.h"
 #include "runtime/flops.h"
-#include "runtime/placement.h"
-#include "runtime/type_inference.h"
+#include "runtime/pipeline.h"
 #include "schemas/schema.h"
 
 namespace ferry::tools {
@@ -275,72 +272,61 @@ void ApplyShapes(ir::Model& model, const std::map<std::string, std::vector<int64
 CheckReport CheckModel(const std::string& model_path, const CheckOptions& options) {
   // Options first: a wrong flag is reported before the model is read.
   if (options.backends.empty()) throw InvalidArgumentError("check: the backend list is empty");
-  runtime::PlacementOptions placement_options =
-      runtime::ResolvePlacementOptions(options.backends, options.pins, options.plugins, options.allow_fallback);
-  Target& target = placement_options.target;
-  if (options.isa_exact) {
-    target.isa = IsaSet::Parse(options.isa);
-  } else if (!options.isa.empty()) {
-    target.isa = target.isa & IsaSet::Parse(options.isa);  // as Session does: --isa narrows this CPU
-  }
-  target.compute_capability = options.compute_capability;
-  const bool isa_narrowed = !options.isa_exact && target.isa != DetectHostIsa();
+  runtime::PipelineOptions pipeline;
+  // As a session resolves its target, but --cc (or none: no GPU) instead of the devices here, and --target-isa
+  // exactly as given.
+  pipeline.target = runtime::ResolveTarget({.backends = options.backends,
+                                            .pins = options.pins,
+                                            .plugins = options.plugins,
+                                            .allow_fallback = options.allow_fallback,
+                                            .isa = options.isa,
+                                            .isa_exact = options.isa_exact,
+                                            .devices = runtime::DeviceRule::kGiven,
+                                            .compute_capability = options.compute_capability});
+  const runtime::ResolvedTarget& resolved = pipeline.target;
+  const Target& target = resolved.target();
 
-  ir::ImportOptions import_options;
-  import_options.load_initializer_data = false;
-  ir::ImportStats stats;
-  std::unique_ptr<ir::Model> model = ir::ImportModelFromFile(model_path, import_options, &stats);
+  // The stages a session runs up to placement, without the passes (the verdicts are on the model as written), the
+  // weights never loaded, and every problem reported rather than thrown.
+  pipeline.import.load_initializer_data = false;
+  pipeline.fix_shapes = [&](ir::Model& model, const ir::ImportStats& stats) {
+    ApplyShapes(model, options.shapes, stats.skipped_names);
+  };
+  pipeline.optimize = false;
+  pipeline.keep_going = true;
+  // The same partitioner a session runs (a pin that matches no node is an InvalidArgumentError here too).
+  runtime::PreparedModel prepared = runtime::PrepareModel(model_path, pipeline, runtime::Stage::kPlaced);
+  const ir::Model& model = *prepared.model;
+  const ir::ImportStats& stats = prepared.import_stats;
 
   CheckReport report;
   report.model_path = model_path;
-  report.ir_version = model->ir_version;
-  report.producer = model->producer_name;
-  if (!model->producer_version.empty()) {
-    report.producer += (report.producer.empty() ? "" : " ") + model->producer_version;
+  report.ir_version = model.ir_version;
+  report.producer = model.producer_name;
+  if (!model.producer_version.empty()) {
+    report.producer += (report.producer.empty() ? "" : " ") + model.producer_version;
   }
   const auto& registry = schemas::SchemaRegistry::Get();
-  for (const auto& [domain, version] : model->opsets) {
+  for (const auto& [domain, version] : model.opsets) {
     report.opsets.push_back({domain, version, registry.MaxOpset(domain)});
   }
   report.initializer_count = stats.initializers;
   report.initializers_not_loaded = stats.initializers_skipped;
   report.initializer_bytes_not_loaded = stats.bytes_skipped;
-  for (const Backend* b : placement_options.backends) report.backends.push_back(b->name());
+  for (const Backend* b : resolved.placement.backends) report.backends.push_back(b->name());
   report.isa = target.isa.ToString();
   report.compute_capability = target.compute_capability;
+  report.problems = prepared.problems;
+  report.warnings = prepared.inference.conflicts;
 
-  try {
-    ir::InlineModelFunctions(*model);
-  } catch (const Error& e) {
-    // Inlining may have stopped half-way: check the model as written (the call nodes are then unknown ops).
-    report.problems.push_back(std::string("function inlining: ") + e.what());
-    model = ir::ImportModelFromFile(model_path, import_options, &stats);
-  }
-  ApplyShapes(*model, options.shapes, stats.skipped_names);
-  runtime::TypeInferenceReport inference;
-  try {
-    runtime::InferTypes(*model, &inference);
-  } catch (const Error& e) {
-    // Placement still runs on what was inferred before the failure; the model itself is invalid.
-    report.problems.push_back(std::string("type inference: ") + e.what());
-  }
-  report.warnings = inference.conflicts;
-
-  // The same partitioner a session runs (a pin that matches no node is an InvalidArgumentError here too).
-  const runtime::Placement placement = runtime::PlaceModel(*model, placement_options);
+  const runtime::Placement& placement = prepared.placement;
   std::unordered_map<const ir::Node*, const runtime::UnplacedNode*> unplaced;
   for (const auto& u : placement.unplaced) unplaced[u.node] = &u;
   // Legalization judges support as a session would place: by any backend, or without fallback by the first
   // (and the plugins, for their custom ops).
-  legalize::LegalizeTarget legal{placement_options.backends, target};
-  if (!options.allow_fallback) {
-    legal.backends = {placement_options.backends.front()};
-    for (const Backend* b : placement_options.backends) {
-      if (b->is_plugin() && b != legal.backends.front()) legal.backends.push_back(b);
-    }
-  }
-  Walk walk{placement, unplaced, target, isa_narrowed, report, *model, legal};
-  walk.VisitGraph(*model->graph, "main");
+  const legalize::LegalizeTarget legal{resolved.legalize_backends, target};
+  Walk walk{placement, unplaced, target, resolved.isa_narrowed, report, model, legal};
+  walk.VisitGraph(*model.graph, "main");
   report.node_count = static_cast<int64_t>(report.nodes.size());
   return report;
 }

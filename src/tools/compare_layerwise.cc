@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "ir/inline_functions.h"
-#include "ir/onnx_import.h"
 #include "kernels/ref/control_flow_util.h"  // CloneValue: the deep copy the control-flow kernels use
-#include "runtime/type_inference.h"
+#include "runtime/pipeline.h"
 #include "tools/compare.h"
 #include "tools/compare_unblock.h"
 
@@ -62,9 +60,9 @@ std::string MissingReason(const ir::Value& value, const CapturedRun& side) {
 }  // namespace
 
 std::unique_ptr<ir::Model> LoadOriginalModel(const std::string& path) {
-  std::unique_ptr<ir::Model> model = ir::ImportModelFromFile(path);
-  ir::InlineModelFunctions(*model);
-  runtime::InferTypes(*model);  // the logical shapes blocked twins map back to
+  // Through type inference: the logical shapes blocked twins map back to.
+  std::unique_ptr<ir::Model> model =
+      runtime::PrepareModel(path, runtime::PipelineOptions(), runtime::Stage::kTypesInferred).model;
   model->graph->TopologicalSort();
   return model;
 }

@@ -14,8 +14,6 @@
 namespace ferry::tools {
 namespace {
 
-std::string QualifiedOp(const ir::Node& n) { return n.domain().empty() ? n.op_type() : n.domain() + "::" + n.op_type(); }
-
 // `t` redrawn uniformly within the range of its finite values.
 Tensor Redraw(const Tensor& t, std::mt19937_64& rng) {
   if (!IsFloatingPoint(t.dtype()) || t.size() == 0) return t;
@@ -69,7 +67,7 @@ OpCheck CheckNode(const ir::Model& original, const ir::Node& n, const CapturedRu
                   const CompareConfig& cb, const ToleranceSet& tolerance, int trials, std::mt19937_64& rng) {
   OpCheck c;
   c.node = n.name();
-  c.op = QualifiedOp(n);
+  c.op = n.qualified_op();
   c.inputs = InputsText(n, captured.values);
   std::vector<std::string> outputs;
   for (const ir::Value* v : n.outputs()) {
@@ -135,7 +133,7 @@ OpsReport CompareOps(const ir::Model& original, const CapturedRun& captured, con
   std::set<std::string> seen;
   std::mt19937_64 rng(seed);
   for (const auto& n : original.graph->nodes()) {
-    const std::string op = QualifiedOp(*n);
+    const std::string op = n->qualified_op();
     if (std::find(ops.begin(), ops.end(), op) == ops.end() &&
         std::find(ops.begin(), ops.end(), n->op_type()) == ops.end()) {
       continue;
@@ -149,7 +147,7 @@ OpsReport CompareOps(const ir::Model& original, const CapturedRun& captured, con
   }
   if (r.checks.empty()) {
     std::set<std::string> present;
-    for (const auto& n : original.graph->nodes()) present.insert(QualifiedOp(*n));
+    for (const auto& n : original.graph->nodes()) present.insert(n->qualified_op());
     std::string list;
     for (const std::string& op : present) list += (list.empty() ? "" : ", ") + op;
     throw InvalidArgumentError("--ops: " + original.Describe() + " has no node of those op types (it has: " + list + ")");

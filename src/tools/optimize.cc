@@ -9,11 +9,8 @@
 #include "backends/backend.h"
 #include "core/isa.h"
 #include "ferry/error.h"
-#include "ir/inline_functions.h"
-#include "ir/onnx_import.h"
-#include "runtime/fix_input_shapes.h"
+#include "runtime/pipeline.h"
 #include "runtime/placement.h"
-#include "runtime/type_inference.h"
 #include "schemas/schema.h"
 
 namespace ferry::tools {
@@ -88,38 +85,42 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
   ValidateOptimizeOptions(options);
   OptimizeResult r;
   r.input_path = path;
-  passes::PassContext ctx;
-  ctx.level = options.level;
-  ctx.disabled = {options.disabled.begin(), options.disabled.end()};
-  ctx.instrument = options.instrument;
-  ctx.legalize = options.legalize;
-  if (!options.targets.empty()) {
-    runtime::PlacementOptions placement = runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
-    if (!options.isa.empty()) placement.target.isa = placement.target.isa & IsaSet::Parse(options.isa);
-    ctx.backends = placement.backends;
-    ctx.target = placement.target;
-    for (const Backend* b : ctx.backends) r.targets.push_back(b->name());
-  }
+  runtime::PipelineOptions pipeline;
+  // No targets: no backend (portable). --target's kernels are judged against no GPU.
+  pipeline.target = runtime::ResolveTarget({.backends = options.targets,
+                                            .pins = {},
+                                            .plugins = {},
+                                            .allow_fallback = true,
+                                            .isa = options.isa,
+                                            .isa_exact = false,
+                                            .devices = runtime::DeviceRule::kGiven,
+                                            .compute_capability = 0});
+  for (const Backend* b : pipeline.target.placement.backends) r.targets.push_back(b->name());
+  pipeline.input_shapes = options.shapes;
+  pipeline.level = options.level;
+  pipeline.disabled_passes = options.disabled;
+  pipeline.instrument = options.instrument;
+  pipeline.legalize = options.legalize;
 
   auto t0 = Clock::now();
-  r.model = ir::ImportModelFromFile(path);
+  runtime::PreparedModel prepared = runtime::PrepareModel(path, pipeline, runtime::Stage::kImported);
   r.import_ms = MsSince(t0);
 
   t0 = Clock::now();
-  ir::InlineModelFunctions(*r.model);
-  runtime::FixInputShapes(*r.model, options.shapes);
-  runtime::InferTypes(*r.model);
+  runtime::ContinueModel(prepared, pipeline, runtime::Stage::kTypesInferred);
   if (options.opset != 0) {
-    r.conversion = convert::ConvertOpset(*r.model, options.opset);  // before the passes, which see the new opset
-    runtime::InferTypes(*r.model);
+    r.conversion = convert::ConvertOpset(*prepared.model, options.opset);  // before the passes: they see the new opset
+    runtime::InferTypes(*prepared.model);
   }
   r.prepare_ms = MsSince(t0);
 
-  r.nodes_before = static_cast<int>(r.model->graph->nodes().size());
-  r.ops_before = passes::CountOps(*r.model->graph);
+  r.nodes_before = static_cast<int>(prepared.model->graph->nodes().size());
+  r.ops_before = passes::CountOps(*prepared.model->graph);
   t0 = Clock::now();
-  r.passes = passes::OptimizeModel(*r.model, ctx);
+  runtime::ContinueModel(prepared, pipeline, runtime::Stage::kOptimized);
   r.optimize_ms = MsSince(t0);
+  r.passes = std::move(prepared.passes);
+  r.model = std::move(prepared.model);
   r.nodes_after = static_cast<int>(r.model->graph->nodes().size());
   r.ops_after = passes::CountOps(*r.model->graph);
   return r;

@@ -15,10 +15,9 @@ class CpuBackend : public Backend {
   std::string device() const override { return std::string(kHostDevice); }
   const KernelRegistry& kernels() const override { return registry_; }
   // nChw16c on AVX-512 and nChw8c on AVX2: oneDNN 2.6's jit convolutions' layouts (and the only one its Winograd
-  // kernels take). Against channels-last (NHWC, oneDNN's brgemm convolutions), with the Winograd 3x3 layers, the
-  // whole model ran 2-4% faster on ResNet-50 (batch 1), 8% at batch 8, 5-7% on MobileNet-V2, 3% on
-  // EfficientNet-B0 (paired runs of two sessions alternated in one process, AVX-512 host, 1 thread;
-  // docs/performance.md).
+  // kernels take). Against channels-last (NHWC, oneDNN's brgemm convolutions), with the Winograd 3x3 layers, whole
+  // models ran faster on it: ResNet-50 (batch 1 and 8), MobileNet-V2 and EfficientNet-B0 (figures:
+  // docs/performance.md, "Kernel design measurements", cpu_backend.h).
   std::optional<int> activation_block(const Target& target) const override;
 
  private:

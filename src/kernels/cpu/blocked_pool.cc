@@ -5,10 +5,10 @@
 // GlobalAveragePool / GlobalMaxPool as own loops over the interleaved planes of each block (b, or all C
 // channels-last), in ref's order (sums in double, four partial sums; max propagating NaN). Two variants. The
 // AVX-512 one sums the global average 16 lanes at a time in double vectors (the same additions per lane in the same
-// order, so the same bits as the scalar loop; EfficientNet-B0's 17 squeeze-excitation pools took 0.91 ms against
-// ORT's 0.41 with the scalar loop), and runs 2-D MaxPool on nChw16c as its own loop, one vector per output position
-// over the taps in ref's order, so no output needs the exactness pass oneDNN's needs (ResNet-50's 3x3/2 MaxPool:
-// 0.46-0.53 ms on oneDNN plus the pass, against ORT's 0.24-0.27). The portable variant runs oneDNN for both.
+// order, so the same bits as the scalar loop), and runs 2-D MaxPool on nChw16c as its own loop, one vector per
+// output position over the taps in ref's order, so no output needs the exactness pass oneDNN's needs. Both replace
+// paths that took about twice ORT's time: the scalar loop, and oneDNN plus the pass (figures: docs/performance.md,
+// "Kernel design measurements", blocked_pool.cc). The portable variant runs oneDNN for both.
 // Refused: a window that holds no input element, which MaxPool makes -inf and AveragePool without
 // count_include_pad NaN — in the padding channels too, where a following BlockedConv's zero weights would turn it
 // into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else

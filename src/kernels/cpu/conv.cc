@@ -20,50 +20,32 @@
 // 2 or more is oneDNN's ref:any on nChw8c, unless brgconv takes it: see "brgconv"). Channels-last (block 0) runs
 // oneDNN's nwc / nhwc / ndhwc.
 //
-// Activation layout of Conv and FusedConv (measured on ResNet-50's convolutions, batch 1, 1 thread, AVX-512 host,
-// oneDNN 2.6): reordering NCHW activations to the blocked layout oneDNN picks (format_tag::any) and back, per
-// call, beats plain NCHW src/dst for every spatial kernel and strided 1x1 (3x3: ~1.7-2.0 ms vs 3.0-3.9 ms;
-// MobileNet-V2 depthwise: 4-8x), while plain NCHW (oneDNN's GEMM path) wins for stride-1 unpadded 1x1
-// convolutions on large planes (56x56 and 28x28: 0.75-2.15 ms vs 1.1-2.5 ms with reorders); from 14x14 down the
-// blocked path ties or wins. Over the whole network: blocked+reorders 78 ms, plain 94 ms, this mix 72 ms. So:
-// plain src/dst for group-1 pointwise stride-1 unpadded convolutions with at least 256 output positions, blocked
-// (any) otherwise — and blocked also when an activation is fused: oneDNN 2.6's GEMM convolution applies an
-// eltwise post-op 3-5x slower than the convolution itself (MobileNet-V2's 1x1 expansions with Clip at 112x112:
-// 11.2 ms vs 2.9 ms without it), which made level 2 twice as slow as level 0 on MobileNet-V2.
+// Activation layout of Conv and FusedConv: plain NCHW src/dst (oneDNN's GEMM path) for group-1 pointwise stride-1
+// unpadded convolutions with at least 256 output positions, where it beats reordering the activations to the
+// blocked layout oneDNN picks and back; blocked (format_tag::any, reordered per call) otherwise — the reorders pay
+// for themselves on every spatial kernel and strided 1x1, and from 14x14 planes down — and blocked also when an
+// activation is fused, because oneDNN 2.6's GEMM convolution applies an eltwise post-op several times slower than
+// the convolution itself (figures: docs/performance.md, "Kernel design measurements", conv.cc).
 //
 // Winograd: 2-D 3x3 stride-1 undilated ungrouped convolutions with constant weights and at least 32 input and output
 // channels run oneDNN's Winograd kernels (jit_fp32_wino_2x3 / jit_wino_4x3, AVX-512 only, nChw16c activations
 // reordered to and from whatever layout Ferry's tensors have) where oneDNN has one; else the direct convolution.
-// Measured on ResNet-50's 3x3 layers (oneDNN 2.6, AVX-512 host, 1 thread, warm caches): batch 1, C = M = 64 at
-// 56x56 / 128 at 28x28 / 256 at 14x14 / 512 at 7x7: 1.14 / 1.17 / 1.50 / 1.84 ms against channels-last direct's
-// 1.98 / 1.89 / 1.99 / 2.11 ms, the two reorders around them 0.08 / 0.03 / 0.02 / 0.01 ms; batch 8: 9.6 / 6.4 /
-// 11.0 / 12.4 ms against 12.5 / 16.0 / 15.6 / 17.7 ms. At 16 channels (112x112) Winograd was slower (0.70 vs
-// 0.39 ms), at 32 faster (1.36 vs 1.81 ms), hence the bound. In the whole model (batch 1, 1 thread) the 13
-// stride-1 3x3 layers took 23.9 ms instead of 29.7. That was on an Intel Xeon; on the AMD EPYC (Zen 5) host of
-// 2026-11-30 Winograd's lead is larger: 0.49 ms against ORT's 0.91 for layer1's 3x3 (bench/profile_ort.py).
-// Small planes: the 7x7 layers of layer4 at batch 1 (2x2 output tiles cover 8x8) were kept on the direct
-// convolution from 019685a to 2026-11-30, because on the Xeon Winograd there gained at most 0.7% of the run for
-// ~160 ms more session creation (packing 512x512x3x3 twice) and 18 MB. On Zen 5 they take 0.99 ms instead of 1.62
-// each (in-model profile; oneDNN's direct jit kernel reads the 9.4 MB of weights poorly when they are not cached:
-// 1.82 ms with cold weights against 0.94 warm, the Winograd kernel 0.99 / 0.62), and the whole model gets 3.8%
-// faster (paired lock-step runs, B/A 0.962), for 70 ms more creation (about 200 -> 270 ms; ORT ~195) and 19 MB
-// (242 -> 261 MB; ORT 321). So every candidate runs Winograd when oneDNN has a kernel for it.
+// Winograd beats the direct convolution on ResNet-50's 3x3 layers at batch 1 and 8, the reorders included, from 32
+// channels up (at 16 it is slower: hence the bound). Small planes (layer4's 7x7 at batch 1) gain too, for more
+// session-creation time and memory to pack their weights: a trade made for speed, so every candidate runs Winograd
+// when oneDNN has a kernel for it (figures: docs/performance.md, "Kernel design measurements", conv.cc).
 // Winograd reassociates the sums differently from the direct convolution (results differ by float rounding:
 // docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
 //
 // brgconv: an ungrouped convolution with a spatial kernel and constant weights whose X and Y are channel-blocked
 // (BlockedConv with block 8 or 16, X not plain) runs oneDNN's brgconv kernel on channels-last (nhwc), with reorders
 // from and to the blocked tensors, when oneDNN offers brgconv for it; else oneDNN's direct kernel on the blocked
-// layout. Measured on Zen 5 (oneDNN 2.6, 1 thread; `build/bin/ferry-conv-impls --cold`, which evicts the weights
-// between calls as a model run does and then matches the in-model profile within 3%): ResNet-50's stride-2 3x3 layers
-// at batch 1, nChw16c jit against nhwc brgconv: 1.07 / 1.24 / 1.82 ms against 0.99 / 0.97 / 1.35 ms (128, 256 and 512
-// channels), at batch 8 9.3 / 9.2 / 9.2 ms against 8.1 / 7.6 / 8.3 ms; the reorders around them 0.04 / 0.02 / 0.01 ms
-// at batch 1, 0.55 / 0.15 / 0.09 ms at batch 8. Whole model against the direct kernel on nChw16c, paired lock-step:
-// 0.973 at batch 1 and 0.981 at batch 8 (1 thread). Not for plain_input (the stem convolution of 3 channels):
-// reordering its 112x112 output cost MobileNet-V2 and EfficientNet-B0 3-4%. 1x1 convolutions stay on oneDNN's jit_1x1
-// on the blocked layout: brgconv_1x1 was within +-10% of it per layer, not worth two reorders. Making the whole model
-// channels-last instead (Backend::activation_block 0) was 3.5% faster at batch 1 but 8% slower at batch 8 (the Winograd
-// layers, nChw16c only, then reorder 25 MB planes).
+// layout: brgconv with its reorders beats the direct kernel on ResNet-50's stride-2 3x3 layers at batch 1 and 8.
+// Not for plain_input (the stem convolution of 3 channels): reordering its large output costs the CNNs more than
+// brgconv gains. 1x1 convolutions stay on oneDNN's jit_1x1 on the blocked layout: brgconv_1x1 is no faster per
+// layer, not worth two reorders. Making the whole model channels-last instead (Backend::activation_block 0) was
+// faster at batch 1 but slower at batch 8 (the Winograd layers, nChw16c only, then reorder large planes)
+// (figures: docs/performance.md, "Kernel design measurements", conv.cc).
 #include <algorithm>
 #include <cstring>
 #include <optional>
