@@ -1,14 +1,35 @@
-# The rooms of src/ (cmake/rooms.txt, lowest first) as one CMake target each, with the layering enforced by the
-# compiler: a room's sources are compiled with an include root, build/rooms/<room>/, that holds links to the
-# rooms it may include (itself and those listed above it) and nothing else, so an upward include
-# (`#include "runtime/session.h"` in a kernel) is "No such file" at compile time. scripts/check_layering.py checks
-# the same order over the include graph (ctest `layering`), which also catches `../` paths.
+# The rooms of src/ (cmake/rooms.txt: `ROOM: ROOMS IT BUILDS ON`, each after those) as one CMake target each, with
+# the layering enforced by the compiler: a room's sources are compiled with an include root, build/rooms/<room>/,
+# that holds links to the rooms it may include (itself and what it builds on, directly or not) and nothing else,
+# so an upward or sideways include (`#include "runtime/session.h"` in a kernel) is "No such file" at compile time.
+# scripts/check_layering.py checks the same rules over the include graph (ctest `layering`), catching `../` too.
 #
-#   ferry_room(ROOM [SOURCES extra...] [NO_TARGET])
-#     makes target ferry_room_<room with / as _> (an OBJECT library of src/<ROOM>/**.cc, less the files of rooms inside
-#     it), sets FERRY_ROOM_TARGET and FERRY_ROOM_INCLUDE_ROOT in the caller's scope.
-file(STRINGS ${CMAKE_SOURCE_DIR}/cmake/rooms.txt FERRY_ROOMS REGEX "^[a-z]")
+#   ferry_room(ROOM [SOURCES extra...])
+#     makes target ferry_room_<room with / as _> (an OBJECT library of src/<ROOM>/**.cc, less the files of rooms
+#     inside it), sets FERRY_ROOM_TARGET and FERRY_ROOM_INCLUDE_ROOT in the caller's scope.
+file(STRINGS ${CMAKE_SOURCE_DIR}/cmake/rooms.txt _ferry_room_lines REGEX "^[a-z]")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/rooms.txt)
+set(FERRY_ROOMS "")
+foreach(line IN LISTS _ferry_room_lines)
+  if(NOT line MATCHES "^([a-z_/]+):(.*)$")
+    message(FATAL_ERROR "cmake/rooms.txt: '${line}' is not 'ROOM: ROOMS IT BUILDS ON'")
+  endif()
+  set(room ${CMAKE_MATCH_1})
+  string(REPLACE "/" "_" id "${room}")
+  separate_arguments(deps UNIX_COMMAND "${CMAKE_MATCH_2}")
+  # What `room` may include: itself and, through each room it builds on, everything that one may include.
+  set(allowed ${room})
+  foreach(dep IN LISTS deps)
+    if(NOT dep IN_LIST FERRY_ROOMS)
+      message(FATAL_ERROR "cmake/rooms.txt: ${room} builds on '${dep}', which is not a room listed before it")
+    endif()
+    string(REPLACE "/" "_" dep_id "${dep}")
+    list(APPEND allowed ${FERRY_ROOM_ALLOWED_${dep_id}})
+  endforeach()
+  list(REMOVE_DUPLICATES allowed)
+  set(FERRY_ROOM_ALLOWED_${id} ${allowed})
+  list(APPEND FERRY_ROOMS ${room})
+endforeach()
 
 # True in `out` when another room lives in `room`'s folder (kernels: kernels/ref, kernels/cpu, ...).
 function(_ferry_room_has_subrooms room out)
@@ -22,19 +43,24 @@ function(_ferry_room_has_subrooms room out)
   set(${out} ${result} PARENT_SCOPE)
 endfunction()
 
-# Makes build/rooms/<id>/ anew: a link per allowed room (for a room with rooms inside it, a folder of links to
-# its own files and to the allowed inner rooms). `rm -rf` removes the links, never what they point to.
+# Makes build/rooms/<id>/ anew: a link per room `room` may include (for a room with rooms inside it, a folder of
+# links to its own files, and the allowed inner rooms' links in it). `rm -rf` removes links, not what they name.
 function(ferry_room_include_root room out)
   string(REPLACE "/" "_" id "${room}")
   set(root ${CMAKE_BINARY_DIR}/rooms/${id})
   execute_process(COMMAND rm -rf ${root} COMMAND_ERROR_IS_FATAL ANY)
   file(MAKE_DIRECTORY ${root})
-  list(FIND FERRY_ROOMS ${room} last)
-  if(last LESS 0)
+  if(NOT room IN_LIST FERRY_ROOMS)
     message(FATAL_ERROR "room '${room}' is not listed in cmake/rooms.txt")
   endif()
-  foreach(i RANGE 0 ${last})
-    list(GET FERRY_ROOMS ${i} allowed)
+  # Parents before the rooms inside them: kernels' folder of links exists before kernels/ref's link goes in it.
+  set(ordered "")
+  foreach(r IN LISTS FERRY_ROOMS)
+    if(r IN_LIST FERRY_ROOM_ALLOWED_${id})
+      list(APPEND ordered ${r})
+    endif()
+  endforeach()
+  foreach(allowed IN LISTS ordered)
     set(dir ${CMAKE_SOURCE_DIR}/src/${allowed})
     if(NOT IS_DIRECTORY ${dir})
       continue()

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Checks that src/ includes point down the room order of cmake/rooms.txt (docs/architecture.md).
+"""Checks that src/ includes follow the rooms of cmake/rooms.txt (docs/architecture.md).
 
-A file in room R may include the public API (include/ferry/), files of R, and files of the rooms listed above R in
-cmake/rooms.txt. Quoted includes are resolved as the compiler does: beside the including file first, then from
-src/ (or include/). Every violation is printed as `path:line: room R includes "X" (room S, which comes after R ...: an upward include)`, and
-so is a source file in no room. Exit status: 0 clean, 1 violations, 2 usage error.
+A file in room R may include the public API (include/ferry/), files of R, and files of the rooms R builds on
+(`R: ROOMS` in cmake/rooms.txt), directly or through them. Quoted includes are resolved as the compiler does:
+beside the including file first, then from src/ (or include/), so `../` paths count too. Every violation is
+printed as `path:line: room R includes "X" (room S, which R does not build on)`, and so is a source file in no
+room. Exit status: 0 clean, 1 violations, 2 usage error.
 
   scripts/check_layering.py [--root DIR]   (DIR: the project root, default: this script's parent folder)
 """
@@ -20,12 +21,27 @@ GENERATED = re.compile(r'^src/server/[a-z_]+\.(pb|grpc\.pb)\.h$')
 
 
 def read_rooms(root):
+    """{room: the rooms it may include, itself among them}, from `ROOM: ROOMS IT BUILDS ON` lines."""
     path = os.path.join(root, 'cmake', 'rooms.txt')
+    allowed = {}
     with open(path, encoding='utf-8') as f:
-        rooms = [line.strip() for line in f if line.strip() and not line.lstrip().startswith('#')]
-    if len(set(rooms)) != len(rooms):
-        raise SystemExit(f'{path}: a room is listed twice')
-    return rooms
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith('#'):
+                continue
+            room, sep, deps = line.partition(':')
+            room = room.strip()
+            if not sep or not room:
+                raise SystemExit(f'{path}:{lineno}: "{line}" is not "ROOM: ROOMS IT BUILDS ON"')
+            if room in allowed:
+                raise SystemExit(f'{path}:{lineno}: room {room} is listed twice')
+            rooms = {room}
+            for dep in deps.split():
+                if dep not in allowed:
+                    raise SystemExit(f'{path}:{lineno}: {room} builds on "{dep}", which is not a room listed before it')
+                rooms |= allowed[dep]
+            allowed[room] = rooms
+    return allowed
 
 
 def room_of(rel, rooms):
@@ -50,8 +66,8 @@ def resolve(root, including_dir, target):
 
 
 def check(root):
-    rooms = read_rooms(root)
-    order = {room: i for i, room in enumerate(rooms)}
+    allowed = read_rooms(root)
+    rooms = list(allowed)
     src = os.path.join(root, 'src')
     problems = []
     for dirpath, _, names in os.walk(src):
@@ -81,9 +97,9 @@ def check(root):
                     target_room = room_of(found[len('src/'):], rooms)
                     if target_room is None:
                         problems.append(f'src/{rel}:{lineno}: includes "{m.group(1)}", which is in no room')
-                    elif order[target_room] > order[room]:
+                    elif target_room not in allowed[room]:
                         problems.append(f'src/{rel}:{lineno}: room {room} includes "{m.group(1)}" (room '
-                                        f'{target_room}, which comes after {room} in cmake/rooms.txt: an upward include)')
+                                        f'{target_room}, which {room} does not build on in cmake/rooms.txt)')
     return problems
 
 
@@ -96,9 +112,9 @@ def main():
         print(p)
     if problems:
         print(f'{len(problems)} layering violation(s): a room may include only include/ferry/, itself and the '
-              'rooms listed before it in cmake/rooms.txt')
+              'rooms it builds on (cmake/rooms.txt)')
         return 1
-    print('layering: every include points down the room order of cmake/rooms.txt')
+    print('layering: every include of src/ follows the rooms of cmake/rooms.txt')
     return 0
 
 

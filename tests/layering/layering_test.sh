@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The room order of cmake/rooms.txt holds, and both of its guards catch an upward include:
+# The rooms of cmake/rooms.txt hold, and both of their guards catch an upward or sideways include:
 #   1. scripts/check_layering.py passes on the tree;
-#   2. it fails, naming the file, the line and both rooms, on a copy of src/ with an upward include planted;
+#   2. it fails, naming the file, the line and both rooms, on a copy of src/ with such includes planted;
 #   3. a file compiled with a room's include root (build/rooms/<room>/, as the build compiles that room) cannot
-#      find a header of a room above it, and does find those below it.
+#      find a header of a room above or beside it, and does find those it builds on.
 # Usage: layering_test.sh SOURCE_DIR BUILD_DIR CXX
 set -euo pipefail
 src="$1" build="$2" cxx="$3"
@@ -24,6 +24,12 @@ if out=$(python3 "$src/scripts/check_layering.py" --root "$tmp/tree"); then
 fi
 grep -q "src/kernels/ref/ref_kernels.cc:$line: room kernels/ref includes \"runtime/executor.h\" (room runtime" \
   <<<"$out" || fail "check_layering.py did not name the planted include: $out"
+# A sideways include (cpu kernels using the cuda rooms) is one too.
+printf '#include "kernels/cuda_defs/cuda_shapes.h"\n' > "$tmp/tree/src/kernels/cpu/planted.h"
+out=$(python3 "$src/scripts/check_layering.py" --root "$tmp/tree") && fail "a sideways include passed"
+want='src/kernels/cpu/planted.h:1: room kernels/cpu includes "kernels/cuda_defs/cuda_shapes.h" (room kernels/cuda_defs'
+grep -qF "$want" <<<"$out" || fail "check_layering.py did not name the sideways include: $out"
+rm "$tmp/tree/src/kernels/cpu/planted.h"
 # A relative path climbing out of the room is the same violation.
 printf '#include "../backends/backend.h"\n' > "$tmp/tree/src/core/planted.h"
 out=$(python3 "$src/scripts/check_layering.py" --root "$tmp/tree") && fail "a ../ include passed"
@@ -40,6 +46,9 @@ compile kernels_ref kernels/kernel.h || fail "kernels/ref cannot include kernels
 compile kernels_ref backends/backend.h && fail "kernels/ref compiled an include of backends/backend.h"
 grep -q 'backends/backend.h: No such file' "$tmp/err" || fail "unexpected compiler error: $(cat "$tmp/err")"
 compile core ir/graph.h && fail "core compiled an include of ir/graph.h"
+compile kernels_cpu kernels/ref/ref_kernels.h || fail "kernels/cpu cannot include kernels/ref: $(cat "$tmp/err")"
+compile kernels_cpu kernels/cuda_defs/cuda_kernel_defs.h && fail "kernels/cpu compiled an include of cuda_defs"
+compile backends kernels/cuda_defs/cuda_kernel_defs.h || fail "backends cannot include cuda_defs: $(cat "$tmp/err")"
 compile runtime runtime/executor.h || fail "runtime cannot include its own header: $(cat "$tmp/err")"
 compile runtime tools/check.h && fail "runtime compiled an include of tools/check.h"
-echo "layering: the tree is clean; planted upward includes are refused by the script and by the compiler"
+echo "layering: the tree is clean; planted upward and sideways includes are refused by the script and the compiler"
