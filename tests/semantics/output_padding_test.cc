@@ -2,7 +2,8 @@
 // Shape inference (what `ferry check` and session creation run) and the ref and cpu kernels used to disagree:
 // shape inference zero-padded a short list and cut a long one, the kernels refused a short one and took the first
 // half of one of twice the rank. Now every layer refuses both as an invalid model, with one message that names the
-// node, the attribute, and expected vs got: at import when the rank is known, else when the kernel first sees X.
+// node, the attribute, and expected vs got: at import when X's or W's rank is known, else when the kernel first
+// sees X.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,6 +80,14 @@ TEST(ConvTransposeOutputPadding, AWrongLengthIsAnInvalidModelWhenTheKernelFirstS
       EXPECT_TRUE(Contains(msg, "node 'n0'") && Contains(msg, Reason(bad))) << backend << ": " << msg;
     }
   }
+}
+
+TEST(ConvTransposeOutputPadding, AConstantWeightGivesTheRankWhenXHasNone) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(OneNodeModel(ConvTransposeWithOutputPadding({1}))));
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  const std::string msg = InvalidModelMessage([&] { SessionFor(m.SerializeAsString(), {"ref"}, true, 1); });
+  EXPECT_TRUE(Contains(msg, "shape inference") && Contains(msg, Reason({1}))) << msg;
 }
 
 TEST(ConvTransposeOutputPadding, OneValuePerAxisRunsAndMatchesTheInferredShape) {

@@ -254,6 +254,11 @@ void ConvTranspose(InferenceContext& ctx) {
     ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
              ctx.InputString(1) + " expects " + std::to_string((*w)[0].value));
   }
+  // output_padding holds one value per spatial axis: checked as soon as X's or W's rank is known.
+  const std::vector<int64_t> out_pad_attr = ctx.attr_ints("output_padding");
+  if (const size_t rank = x ? x->size() : w ? w->size() : 0; rank >= 3) {
+    if (const std::string e = semantics::OutputPaddingError(out_pad_attr, rank - 2); !e.empty()) ctx.Fail(e);
+  }
   if (!x) return;
   const size_t n = x->size() - 2;
   const int64_t group = ctx.attr_int("group", 1);
@@ -262,8 +267,6 @@ void ConvTranspose(InferenceContext& ctx) {
   if (kernel.empty() && w) {
     for (size_t d = 0; d < n; ++d) kernel.push_back((*w)[2 + d].is_static() ? (*w)[2 + d].value : -1);
   }
-  const std::vector<int64_t> out_pad_attr = ctx.attr_ints("output_padding");
-  if (const std::string e = semantics::OutputPaddingError(out_pad_attr, n); !e.empty()) ctx.Fail(e);
   const std::vector<int64_t> output_shape_attr = ctx.attr_ints("output_shape");
   if (!output_shape_attr.empty()) {
     const std::optional<std::vector<int64_t>> output_shape = semantics::SpatialOutputShape(output_shape_attr, n);
