@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Ferry against ONNX Runtime, side by side in one run (driven by bench/compare_ort.sh).
 
-For each model, batch and thread count, Ferry (`ferry run --json`) and ONNX Runtime (bench/ort/ort_run.js, the
-npm package onnxruntime-node, CPU execution provider, all graph optimizations) run the same model on the same
-input. Each round starts a fresh Ferry process and a fresh ORT process (one after the other, so that session
-creation is not contended; Ferry first in even rounds) in lock step (`--lockstep`): the driver then asks each for
+For each model, batch and thread count, Ferry (`ferry run --json`, plus --ferry-args) and ONNX Runtime
+(bench/ort/ort_run.js, the npm package onnxruntime-node, CPU execution provider, all graph optimizations unless
+--ort-args says otherwise) run the same model on the same input. Each round starts a fresh Ferry process and a
+fresh ORT process (one after the other, so that session creation is not contended; Ferry first in even rounds) in
+lock step (`--lockstep`): the driver then asks each for
 one run at a time, alternating Ferry, ORT, ORT, Ferry, ..., so both see the same moment-to-moment load of this
 shared machine (which swings run times by 30% over seconds) and never run at once: after each run the driver waits
 until that process has stopped using CPU (ORT's worker threads spin for ~50 ms after a run). Each process's first run is a
@@ -14,10 +15,12 @@ output and ORT's; --json also keeps the median of the per-pair ratios.
 
     /usr/bin/python3 bench/compare_ort.py --ferry build/bin/ferry --models build/bench-models [--rounds 3] [--runs 5]
         [--only resnet50,bert_small] [--batches 1,8] [--threads 1,2] [--backends cpu,ref] [--json FILE]
+        [--ferry-args "-O 0"] [--ort-args "--graph-optimization disabled"]
 """
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -40,20 +43,20 @@ def run_json(cmd):
     return json.loads(out.stdout)
 
 
-def ferry_cmd(args, model, input_name, input_file, threads, repeat, out_dir=None, backends=None):
+def ferry_cmd(args, model, input_name, input_file, threads, repeat, out_dir=None, backends=None, extra=""):
     cmd = [args.ferry, "run", model, "--input", f"{input_name}={input_file}", "--backends", backends or args.backends,
            "--threads", str(threads), "--repeat", str(repeat), "--json"]
     if out_dir:
         cmd += ["--output-dir", out_dir]
-    return cmd
+    return cmd + shlex.split(extra)
 
 
-def ort_cmd(model, input_name, input_file, threads, repeat, save_dir=None):
+def ort_cmd(model, input_name, input_file, threads, repeat, save_dir=None, extra=""):
     cmd = ["node", os.path.join(HERE, "ort", "ort_run.js"), model, "--input", f"{input_name}={input_file}",
            "--threads", str(threads), "--repeat", str(repeat)]
     if save_dir:
         cmd += ["--save-dir", save_dir]
-    return cmd
+    return cmd + shlex.split(extra)
 
 
 def max_rel_diff(a_dir, b_dir, names):
@@ -134,8 +137,9 @@ def bench(args, name, info, batch, threads):
     model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{batch}.npy")
     ferry_lat, ort_lat, ferry_sess, ort_sess, ferry_rss, ort_rss, pair_ratios = [], [], [], [], [], [], []
     for r in range(args.rounds):
-        cmds = {"ferry": ferry_cmd(args, model, info["input"], input_file, threads, 1) + ["--lockstep"],
-                "ort": ort_cmd(model, info["input"], input_file, threads, 1) + ["--lockstep"]}
+        cmds = {"ferry": ferry_cmd(args, model, info["input"], input_file, threads, 1, extra=args.ferry_args) +
+                ["--lockstep"],
+                "ort": ort_cmd(model, info["input"], input_file, threads, 1, extra=args.ort_args) + ["--lockstep"]}
         order = ["ferry", "ort"] if r % 2 == 0 else ["ort", "ferry"]
         procs = {engine: Stepper(cmds[engine]) for engine in order}
         lat = alternate(procs, order, args.runs + 1)
@@ -167,8 +171,8 @@ def check_outputs(args, name, info):
         dirs = {k: os.path.join(tmp, k) for k in ("ferry", "ort", "ref")}
         for p in dirs.values():
             os.makedirs(p)
-        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ferry"]))
-        run_json(ort_cmd(model, info["input"], input_file, 2, 1, dirs["ort"]))
+        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ferry"], extra=args.ferry_args))
+        run_json(ort_cmd(model, info["input"], input_file, 2, 1, dirs["ort"], extra=args.ort_args))
         run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ref"], backends="ref"))
         return (max_rel_diff(dirs["ferry"], dirs["ort"], info["outputs"]),
                 max_rel_diff(dirs["ferry"], dirs["ref"], info["outputs"]))
@@ -185,6 +189,8 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--backends", default="cpu,ref")
     p.add_argument("--json", default="")
+    p.add_argument("--ferry-args", default="", help='more `ferry run` options for the backends under test, e.g. "-O 0"')
+    p.add_argument("--ort-args", default="", help='more ort_run.js options, e.g. "--graph-optimization disabled"')
     args = p.parse_args()
     names = [n for n in args.only.split(",") if n] or sorted(os.listdir(args.models))
     rows, checks = [], {}

@@ -2,6 +2,7 @@
 // benchmarks (bench/compare_ort.py). Prints one JSON object:
 //   {"session_ms": ..., "latencies_ms": [...], "peak_rss_kb": ..., "outputs": {name: {"shape": [...], "mean": ...}}}
 // Usage: node ort_run.js MODEL --input NAME=FILE.npy... [--threads N] [--repeat N] [--save-dir DIR] [--lockstep]
+//   [--graph-optimization disabled|basic|extended|all] (ORT's graphOptimizationLevel; default all)
 // --lockstep, as `ferry run --lockstep`: prints "ready" after session creation, then runs once per line read on
 // stdin and prints that run's latency (ms) on a line, until end of input; then the JSON object (--repeat ignored).
 // --profile PREFIX: ORT's own profiler (enableProfiling); the JSON object names the trace file as "profile_file".
@@ -55,7 +56,7 @@ async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
   const feeds = {};
-  let threads = 1, repeat = 10, saveDir = '', lockstep = false, profilePrefix = '';
+  let threads = 1, repeat = 10, saveDir = '', lockstep = false, profilePrefix = '', graphOpt = 'all';
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') {
       const [name, file] = args[++i].split('=');
@@ -66,6 +67,11 @@ async function main() {
       repeat = Number(args[++i]);
     } else if (args[i] === '--profile') {
       profilePrefix = args[++i];
+    } else if (args[i] === '--graph-optimization') {
+      graphOpt = args[++i];
+      if (!['disabled', 'basic', 'extended', 'all'].includes(graphOpt)) {
+        throw new Error(`--graph-optimization: expected disabled, basic, extended or all, got '${graphOpt}'`);
+      }
     } else if (args[i] === '--lockstep') {
       lockstep = true;
     } else if (args[i] === '--save-dir') {
@@ -77,7 +83,7 @@ async function main() {
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
-    graphOptimizationLevel: 'all', executionMode: 'sequential',
+    graphOptimizationLevel: graphOpt, executionMode: 'sequential',
     ...(profilePrefix ? {enableProfiling: true, profileFilePrefix: profilePrefix} : {})});
   const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const latencies = [];

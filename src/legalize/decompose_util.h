@@ -16,9 +16,9 @@ ir::Value* BuildHardSwish(Builder& b, ir::Value* x);
 // ((1 + e)^2 - 1) / ((1 + e)^2 + 1); exact for small e (no log(1 + e) rounding), and 1 in float past x = 20.
 ir::Value* BuildMish(Builder& b, ir::Value* x);
 
-// The activations of ai.ferry's FusedConv / FusedMatMul (`activation`, `activation_params`; fused_activation.h):
-// "" when `node`'s can be built, else why not. HardSwish and Gelu are built as those ops where the opset has them
-// (14, 20), as primitives before.
+// The activations of ai.ferry's FusedConv / FusedMatMul (`activation`, `activation_params`; the table in
+// semantics/fused_activation.h): "" when `node`'s can be built, else why not. HardSwish and Gelu are built as
+// those ops where the opset has them (14, 20), as primitives before.
 std::string RefuseFusedActivation(const ir::Node& node, int64_t opset);
 ir::Value* BuildFusedActivation(Builder& b, ir::Value* x);
 

@@ -6,6 +6,7 @@
 
 #include "passes/rewrite_util.h"
 #include "schemas/schema.h"
+#include "semantics/fused_activation.h"
 
 namespace ferry::passes {
 
@@ -72,10 +73,12 @@ std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m) 
     r.activation = "Silu";
   } else if (op == "Gelu") {
     if (const ir::Attribute* mode = act->attr("approximate"); mode && mode->s == "tanh") r.activation = "GeluTanh";
-  } else if (op == "LeakyRelu") {
-    r.params = {act->GetFloat("alpha", 0.01f)};
-  } else if (op == "HardSigmoid") {
-    r.params = {act->GetFloat("alpha", 0.2f), act->GetFloat("beta", 0.5f)};
+  } else if (op == "LeakyRelu" || op == "HardSigmoid") {
+    // The op's attributes are the activation table's parameters, with the same names and defaults.
+    const semantics::FusedActivationInfo& info = *semantics::FindFusedActivation(op);
+    for (size_t i = 0; i < info.params; ++i) {
+      r.params.push_back(act->GetFloat(std::string(info.param_names[i]), info.defaults[i]));
+    }
   } else if (op == "Clip" && !ClipBounds(g, *act, &r.params)) {
     return std::nullopt;
   }

@@ -17,7 +17,7 @@ namespace ferry::passes {
 bool IsFusableConv(const ir::Node& n, bool allow_z);
 
 // An activation reading a value: its nodes (in order), its output, and what a fused ai.ferry node's `activation`
-// and `activation_params` are for it (schemas_ferry.cc).
+// and `activation_params` are for it (the table in semantics/fused_activation.h).
 struct ActivationMatch {
   std::vector<ir::Node*> nodes;
   ir::Value* output = nullptr;

@@ -11,11 +11,10 @@
 // them (a BlockedConv multiplies them by zero weights, ReorderFromBlocked drops them).
 //
 // FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
-//                                      ("" none, Relu, LeakyRelu [alpha], Clip [min, max], Sigmoid, Tanh,
-//                                      HardSigmoid [alpha, beta], HardSwish, Silu: x * sigmoid(x), Gelu:
-//                                      x * 0.5 * (1 + erf(x / sqrt 2)), GeluTanh: x * 0.5 * (1 + tanh(sqrt(2/pi)
-//                                      (x + 0.044715 x^3)))) with its parameters in
-//                                      `activation_params`. Z, when given, has Y's shape.
+//                                      (one of the table in semantics/fused_activation.h: "" none, Relu,
+//                                      LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, Gelu,
+//                                      GeluTanh) with its parameters in `activation_params` (empty: the
+//                                      table's defaults). Z, when given, has Y's shape.
 // BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
 // BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked
 //                                      X and Y, with that op's attributes; `block`.

@@ -28,9 +28,9 @@
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
 #include "kernels/kernel_def.h"
-#include "kernels/ref/conv_util.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
+#include "semantics/window.h"
 
 namespace ferry::cpu {
 namespace {
@@ -112,9 +112,9 @@ __attribute__((target("avx512f"))) void AverageLanesAvx512(const float* base, in
 // is the running max over the window's taps inside the input, row-major like ref's loop, from -inf. _mm512_max_ps
 // returns its second operand when either is NaN or they are equal, so Max(tap, best) keeps best for a NaN tap and
 // for an equal one (+0 after -0), as ref's `tap > best` does. BlockedPool refuses windows without an input element.
-using MaxPoolRowFn = void (*)(const float* plane, const ref::WindowGeometry& g, int64_t oh, float* out_row);
+using MaxPoolRowFn = void (*)(const float* plane, const semantics::WindowGeometry& g, int64_t oh, float* out_row);
 
-__attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, const ref::WindowGeometry& g,
+__attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, const semantics::WindowGeometry& g,
                                                          int64_t oh, float* out_row) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t ih0 = oh * g.strides[0] - g.pad_begin[0];
@@ -201,7 +201,7 @@ class BlockedPool : public OpKernel {
         max_row_(max_row),
         mode_(ParseMode(node.GetString("mode", ""))),
         block_(node.GetInt("block", 0)),
-        attrs_(ref::WindowAttrs::FromNode(node)),
+        attrs_(semantics::WindowAttrs::FromNode(node)),
         ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
         count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
     if (mode_ == Mode::kUnknown) {
@@ -268,7 +268,7 @@ class BlockedPool : public OpKernel {
     const auto e = Entry(x.shape(), ctx.threads(), what);
     Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e->y_shape);
     if (y.size() == 0) return;
-    const ref::WindowGeometry& g = e->p.g;
+    const semantics::WindowGeometry& g = e->p.g;
     if (OwnMaxLoop(g)) {
       const int64_t rows = outer * g.out[0];
       const int64_t min_rows = std::max<int64_t>(1, 2048 / std::max<int64_t>(g.out[1] * g.kernel_size(), 1));
@@ -301,7 +301,7 @@ class BlockedPool : public OpKernel {
     auto e = std::make_shared<BlockedPoolEntry>();
     const size_t first = block_ > 0 ? 2 : 1;  // the first spatial dim
     const std::span<const int64_t> in_spatial(xs.data() + first, xs.size() - first - 1);
-    e->p.g = ref::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    e->p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
     // The padding channels are pooled like the others: oneDNN sees ceil(C/b) * b channels, no padded dims.
     const int64_t channels = block_ > 0 ? xs[1] * block_ : xs.back();
     Shape x_logical = LogicalShape(xs, channels, block_);
@@ -320,7 +320,7 @@ class BlockedPool : public OpKernel {
   }
 
   // Whether Compute runs MaxPool as the AVX-512 variant's own loop (2-D, nChw16c) rather than on oneDNN.
-  bool OwnMaxLoop(const ref::WindowGeometry& g) const {
+  bool OwnMaxLoop(const semantics::WindowGeometry& g) const {
     return mode_ == Mode::kMax && max_row_ != nullptr && block_ == 16 && g.rank() == 2;
   }
 
@@ -328,7 +328,7 @@ class BlockedPool : public OpKernel {
   MaxPoolRowFn max_row_;  // null: MaxPool on oneDNN
   Mode mode_;
   int64_t block_;
-  ref::WindowAttrs attrs_;
+  semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
   ShapeCache<BlockedPoolEntry> cache_;
 };
@@ -371,9 +371,9 @@ std::string BlockedPoolShapePredicate(const ir::Node& node) {
     spatial.push_back(dim.value);
   }
   try {
-    const ref::WindowAttrs attrs = ref::WindowAttrs::FromNode(node);
+    const semantics::WindowAttrs attrs = semantics::WindowAttrs::FromNode(node);
     const std::span<const int64_t> in_spatial(spatial);
-    const ref::WindowGeometry g = ref::ResolveWindow(attrs, in_spatial, attrs.kernel_shape,
+    const semantics::WindowGeometry g = semantics::ResolveWindow(attrs, in_spatial, attrs.kernel_shape,
                                                      node.GetInt("ceil_mode", 0) != 0, node.Describe());
     const bool empty_is_finite = m == Mode::kAverage && count_include_pad;
     for (size_t d = 0; d < g.rank() && !empty_is_finite; ++d) {

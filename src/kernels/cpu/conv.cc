@@ -1,6 +1,6 @@
 // Conv, and the optimizer's ai.ferry FusedConv and BlockedConv, on oneDNN (convolution_forward, float32, 1-D to
 // 3-D): one kernel class for the three. Geometry — auto_pad, pads, strides, dilations, kernel_shape, group — is
-// resolved exactly as the ref kernel does (ref::ResolveConv) and handed to oneDNN as explicit pads and
+// resolved exactly as the ref kernel does (semantics::ResolveConv) and handed to oneDNN as explicit pads and
 // (dilation - 1). Constant weights are reordered once into the layout the primitive prefers; primitive and packed
 // weights are cached per input-shape signature and thread count (oneDNN fixes a primitive's parallel split at
 // creation), and built at creation, for the session's thread count, when shapes are static but for the batch.
@@ -57,9 +57,9 @@
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/kernel_def.h"
-#include "kernels/ref/conv_util.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
+#include "semantics/window.h"
 
 namespace ferry::cpu {
 namespace {
@@ -67,7 +67,7 @@ namespace {
 using dnnl::memory;
 
 // See the measurements at the top of the file.
-bool PreferPlainActivations(const ref::ConvShape& cs, const FusedActivation& act) {
+bool PreferPlainActivations(const semantics::ConvShape& cs, const FusedActivation& act) {
   if (cs.group != 1 || act.kind != FusedActivation::Kind::kNone) return false;
   for (size_t d = 0; d < cs.g.rank(); ++d) {
     if (cs.g.kernel[d] != 1 || cs.g.strides[d] != 1 || cs.g.pad_begin[d] != 0 || cs.g.pad_end[d] != 0) return false;
@@ -79,7 +79,7 @@ enum class ConvOp { kConv, kFusedConv, kBlockedConv };
 
 // What a node asks of the kernel, read once.
 struct ConvConfig {
-  ref::WindowAttrs attrs;
+  semantics::WindowAttrs attrs;
   int64_t group = 1;
   bool has_bias = false, has_z = false;
   FusedActivation act;
@@ -91,7 +91,7 @@ struct ConvConfig {
 
   static ConvConfig FromNode(const ir::Node& node, ConvOp op) {
     ConvConfig c;
-    c.attrs = ref::WindowAttrs::FromNode(node);
+    c.attrs = semantics::WindowAttrs::FromNode(node);
     c.group = node.GetInt("group", 1);
     if (c.group < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(c.group));
     c.has_bias = node.input(2) != nullptr;
@@ -149,8 +149,8 @@ std::optional<Shape> StaticShapeButBatch(const ir::Node& node, size_t i) {
 
 // See "Winograd" at the top of the file: 2-D, 3x3, stride 1, undilated, ungrouped, at least 32 input and output
 // channels, constant weights (packed once into oneDNN's Winograd-domain layout).
-bool WinogradCandidate(const ConvConfig& c, const ref::ConvShape& cs, const Shape& w, bool constant_weights) {
-  const ref::WindowGeometry& g = cs.g;
+bool WinogradCandidate(const ConvConfig& c, const semantics::ConvShape& cs, const Shape& w, bool constant_weights) {
+  const semantics::WindowGeometry& g = cs.g;
   if (!constant_weights || c.group != 1 || g.rank() != 2 || w.size() != 4) return false;
   for (size_t d = 0; d < 2; ++d) {
     if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return false;
@@ -160,7 +160,7 @@ bool WinogradCandidate(const ConvConfig& c, const ref::ConvShape& cs, const Shap
 
 // See "brgconv" at the top of the file: an ungrouped convolution with a spatial kernel and constant weights, from
 // and to a channel-blocked layout.
-bool BrgconvCandidate(const ConvConfig& c, const ref::ConvShape& cs, bool constant_weights) {
+bool BrgconvCandidate(const ConvConfig& c, const semantics::ConvShape& cs, bool constant_weights) {
   if (!constant_weights || !c.blocked || c.block == 0 || c.plain_input || c.group != 1) return false;
   return std::any_of(cs.g.kernel.begin(), cs.g.kernel.end(), [](int64_t k) { return k > 1; });
 }
@@ -168,9 +168,9 @@ bool BrgconvCandidate(const ConvConfig& c, const ref::ConvShape& cs, bool consta
 // Creates the primitive descriptor for logical X `x`, W `w` (throws dnnl::error when oneDNN cannot). With
 // `constant_weights`, a Winograd candidate gets oneDNN's Winograd convolution when oneDNN has one for it on this
 // machine (AVX-512), and the direct one otherwise.
-ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const ref::ConvShape& cs,
+ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const semantics::ConvShape& cs,
                   bool constant_weights) {
-  const ref::WindowGeometry& g = cs.g;
+  const semantics::WindowGeometry& g = cs.g;
   // oneDNN's grouped weights are [g, M/g, C/g, k...]: the same buffer as ONNX's [M, C/g, k...].
   memory::dims wdims(w.begin(), w.end());
   if (c.group > 1) {
@@ -289,7 +289,7 @@ class ConvKernel : public OpKernel {
                                                  : std::string("channels-last ([N, spatial..., C])")) +
                                  " for W " + ShapeToString(w.shape()));
     }
-    const ref::ConvShape cs = ref::ResolveConv(cfg_.attrs, cfg_.group, *logical, w.shape(), what);
+    const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, *logical, w.shape(), what);
     if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels || bias->dtype() != x.dtype())) {
       throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
                                  std::to_string(cs.out_channels) + "] of X's type");
@@ -330,7 +330,7 @@ class ConvKernel : public OpKernel {
 
  private:
   // Y where no tap reads X: act(bias + Z), zeros in the padding channels of a blocked Y.
-  void FillWithoutTaps(const float* bias, const float* z, const ref::ConvShape& cs, float* y) const {
+  void FillWithoutTaps(const float* bias, const float* z, const semantics::ConvShape& cs, float* y) const {
     const int64_t plane = cs.g.out_size(), channels = cs.out_channels;
     // Y holds `blocks` groups of `lanes` interleaved planes: plain 1, blocked b, channels-last every channel.
     const int64_t lanes = !cfg_.blocked ? 1 : cfg_.block > 0 ? cfg_.block : std::max<int64_t>(channels, 1);
@@ -365,7 +365,7 @@ class ConvKernel : public OpKernel {
   }
 
   std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w) const {
-    const ref::ConvShape cs = ref::ResolveConv(cfg_.attrs, cfg_.group, x, w, what_);
+    const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, x, w, what_);
     auto plan = std::make_shared<ConvPlan>();
     plan->bias = cfg_.has_bias;
     plan->sum = cfg_.has_z;
@@ -481,7 +481,7 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
     if (std::any_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) || ShapeElementCount(*w) == 0) return "";
     const auto logical = cfg.LogicalX(x, *w);
     if (!logical || ShapeElementCount(*logical) == 0) return "";  // left for Compute to report
-    const ref::ConvShape cs = ref::ResolveConv(cfg.attrs, cfg.group, *logical, *w, node.Describe());
+    const semantics::ConvShape cs = semantics::ResolveConv(cfg.attrs, cfg.group, *logical, *w, node.Describe());
     const ConvPd p = MakeConvPd(cfg, *logical, *w, cs, ConstantInput(node, 1) != nullptr);
     const std::string impl = p.pd.impl_info_str();
     if (impl.find("ref") != std::string::npos) {

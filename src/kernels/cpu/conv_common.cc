@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "kernels/creation_threads.h"
 #include "kernels/cpu/dnnl_util.h"
+#include "semantics/value_shape.h"
 
 namespace ferry::cpu {
 
@@ -20,13 +21,7 @@ std::shared_ptr<const Tensor> ConstantInput(const ir::Node& node, size_t i) {
   return v->initializer_ptr();
 }
 
-int64_t KnownRank(const ir::Node& node, size_t i) {
-  const ir::Value* v = node.input(i);
-  if (!v) return -1;
-  if (const Tensor* t = v->initializer()) return t->rank();
-  if (!v->type().is_tensor() || !v->type().shape) return -1;
-  return static_cast<int64_t>(v->type().shape->size());
-}
+int64_t KnownRank(const ir::Node& node, size_t i) { return semantics::KnownRank(node.input(i)).value_or(-1); }
 
 namespace {
 

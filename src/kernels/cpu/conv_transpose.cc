@@ -1,5 +1,5 @@
 // ConvTranspose on oneDNN (deconvolution_forward, float32, 1-D to 3-D). The output extent and pads follow the
-// ONNX rules for pads, output_padding, output_shape and auto_pad, resolved exactly as the ref kernel does; oneDNN
+// ONNX rules for pads, output_padding, output_shape and auto_pad (semantics::ResolveConvTranspose, as ref); oneDNN
 // gets them as explicit pads: pad_l = the begin pad, pad_r = (what the strides and kernel reach) - pad_l - output
 // extent. Where the output reaches past every input tap (output_padding beyond the end pad, or an output_shape
 // larger than the natural extent) pad_r would be negative: the primitive then computes the covered part only, into
@@ -13,14 +13,13 @@
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/kernel_def.h"
-#include "kernels/ref/conv_util.h"
 #include "kernels/registry.h"
+#include "semantics/window.h"
 
 namespace ferry::cpu {
 namespace {
 
 using dnnl::memory;
-using ref::AutoPad;
 
 // The resolved shapes of one ConvTranspose: X [N, C, in...], W [C, M/group, kernel...] -> Y [N, M, out...].
 struct DeconvShape {
@@ -34,17 +33,11 @@ struct DeconvShape {
 class ConvTranspose : public OpKernel {
  public:
   explicit ConvTranspose(const ir::Node& node)
-      : attrs_(ref::WindowAttrs::FromNode(node)),
-        group_(node.GetInt("group", 1)),
-        output_padding_(node.GetInts("output_padding")),
-        output_shape_(node.GetInts("output_shape")),
+      : attrs_(semantics::ConvTransposeAttrs::FromNode(node)),
+        group_(attrs_.group),
         what_(node.Describe()),
         weights_(ConstantInput(node, 1)),
         has_bias_(node.input(2) != nullptr) {
-    if (group_ < 1) throw InvalidModelError(what_ + ": group must be >= 1, got " + std::to_string(group_));
-    for (int64_t v : output_padding_) {
-      if (v < 0) throw InvalidModelError(what_ + ": output_padding must be >= 0");
-    }
     // Static shapes: build the primitive (and pack the weights) now, for the default thread count.
     const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
     if (x && w && x->size() >= 3 && x->size() <= 5 && ShapeElementCount(*x) > 0 && ShapeElementCount(*w) > 0) {
@@ -114,91 +107,32 @@ class ConvTranspose : public OpKernel {
     return std::all_of(s.covered.begin(), s.covered.end(), [](int64_t e) { return e > 0; });
   }
 
-  // The ONNX geometry, as the ref kernel resolves it (same checks, same messages), plus oneDNN's view of it.
+  // The ONNX geometry (semantics::ResolveConvTranspose, as the ref kernel resolves it), plus oneDNN's view of it.
   DeconvShape Resolve(const Shape& x, const Shape& w, const std::string& what) const {
-    if (x.size() < 3 || w.size() != x.size()) {
-      throw InvalidArgumentError(what + ": X " + ShapeToString(x) + " and W " + ShapeToString(w) +
-                                 " must have the same rank >= 3");
-    }
+    const semantics::ConvTransposeShape r = semantics::ResolveConvTranspose(attrs_, x, w, what);
     DeconvShape s;
-    s.batch = x[0];
-    s.channels = x[1];
-    if (w[0] != s.channels || s.channels % group_ != 0) {
-      throw InvalidArgumentError(what + ": W " + ShapeToString(w) + " does not match X " + ShapeToString(x) +
-                                 " with group = " + std::to_string(group_) +
-                                 " (expected W[0] = C, divisible by group)");
-    }
-    s.out_channels = w[1] * group_;
-    const size_t rank = x.size() - 2;
-    s.kernel.assign(w.begin() + 2, w.end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != s.kernel) {
-      throw InvalidArgumentError(what + ": kernel_shape " + ref::IntsToString(attrs_.kernel_shape) +
-                                 " does not match the weight's spatial shape " + ref::IntsToString(s.kernel));
-    }
-    s.in.assign(x.begin() + 2, x.end());
-    s.strides = ref::SpatialAttr(attrs_.strides, rank, 1, "strides", what);
-    s.dilations = ref::SpatialAttr(attrs_.dilations, rank, 1, "dilations", what);
-    std::vector<int64_t> out_pad(rank, 0);
-    if (!output_padding_.empty()) {
-      if (output_padding_.size() != rank && output_padding_.size() != 2 * rank) {
-        throw InvalidArgumentError(what + ": output_padding " + ref::IntsToString(output_padding_) + " has " +
-                                   std::to_string(output_padding_.size()) + " values, expected " +
-                                   std::to_string(rank));
-      }
-      std::copy_n(output_padding_.begin(), rank, out_pad.begin());
-    }
-    std::vector<int64_t> out_shape;
-    if (!output_shape_.empty()) {
-      if (output_shape_.size() == rank) {
-        out_shape = output_shape_;
-      } else if (output_shape_.size() == rank + 2) {
-        out_shape.assign(output_shape_.begin() + 2, output_shape_.end());
-      } else {
-        throw InvalidArgumentError(what + ": output_shape " + ref::IntsToString(output_shape_) + " must have " +
-                                   std::to_string(rank) + " values");
-      }
-    }
-    s.pad_begin.assign(rank, 0);
-    std::vector<int64_t> pad_end(rank, 0);
-    const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
-    if (attrs_.auto_pad == AutoPad::kNotSet && !attrs_.pads.empty() && out_shape.empty()) {
-      if (attrs_.pads.size() != 2 * rank) {
-        throw InvalidArgumentError(what + ": attribute pads = " + ref::IntsToString(attrs_.pads) + " has " +
-                                   std::to_string(attrs_.pads.size()) + " values, expected " +
-                                   std::to_string(2 * rank));
-      }
-      std::copy_n(attrs_.pads.begin(), rank, s.pad_begin.begin());
-      std::copy_n(attrs_.pads.begin() + static_cast<std::ptrdiff_t>(rank), rank, pad_end.begin());
-    }
-    s.out.assign(rank, 0);
+    s.batch = r.batch;
+    s.channels = r.channels;
+    s.out_channels = r.out_channels;
+    s.in = r.in;
+    s.out = r.out;
+    s.kernel = r.kernel;
+    s.strides = r.strides;
+    s.dilations = r.dilations;
+    s.pad_begin = r.pad_begin;
+    s.y_shape = r.y_shape;
+    const size_t rank = s.in.size();
     s.covered.assign(rank, 0);
     s.pad_end.assign(rank, 0);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t eff = (s.kernel[d] - 1) * s.dilations[d] + 1;
       const int64_t reach = s.strides[d] * (s.in[d] - 1) + eff;  // what the input taps span, before any pad
-      const int64_t natural = reach + out_pad[d];
-      if (!out_shape.empty() || same) {
-        const int64_t out = !out_shape.empty() ? out_shape[d] : s.in[d] * s.strides[d];
-        const int64_t total = std::max<int64_t>(0, natural - out);
-        const int64_t small = total / 2, large = total - total / 2;
-        s.pad_begin[d] = attrs_.auto_pad == AutoPad::kSameUpper ? small : large;
-        pad_end[d] = attrs_.auto_pad == AutoPad::kSameUpper ? large : small;
-        s.out[d] = out;
-      } else {
-        s.out[d] = natural - s.pad_begin[d] - pad_end[d];
-      }
-      if (s.out[d] <= 0) {
-        throw InvalidArgumentError(what + ": the output spatial extent along dim " + std::to_string(d) + " would be " +
-                                   std::to_string(s.out[d]));
-      }
       // oneDNN: out = reach - pad_l - pad_r. A negative pad_r means output beyond every tap: compute the
       // covered extent only.
       const int64_t pad_r = reach - s.pad_begin[d] - s.out[d];
       s.pad_end[d] = std::max<int64_t>(pad_r, 0);
       s.covered[d] = pad_r >= 0 ? s.out[d] : reach - s.pad_begin[d];
     }
-    s.y_shape = {s.batch, s.out_channels};
-    s.y_shape.insert(s.y_shape.end(), s.out.begin(), s.out.end());
     return s;
   }
 
@@ -272,9 +206,8 @@ class ConvTranspose : public OpKernel {
     return plan;
   }
 
-  ref::WindowAttrs attrs_;
+  semantics::ConvTransposeAttrs attrs_;
   int64_t group_;
-  std::vector<int64_t> output_padding_, output_shape_;
   std::string what_;
   std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
   bool has_bias_;

@@ -21,26 +21,22 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "semantics/fused_activation.h"
 
 namespace ferry::cpu {
 
-struct FusedActivation {
-  enum class Kind {
-    kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu, kGeluTanh
-  };
-  Kind kind = Kind::kNone;
-  float alpha = 0, beta = 0;  // LeakyRelu: alpha; Clip: lo, hi; HardSigmoid: alpha, beta
+struct FusedActivation : semantics::FusedActivation {
+  using Kind = semantics::FusedActivationKind;
 
-  // Reads `activation` and `activation_params` of `node` into `out` (no params: the defaults, as ref: LeakyRelu
-  // 0.01, Clip -inf..inf, HardSigmoid 0.2, 0.5); returns "" or why the cpu kernels cannot run them (unknown
-  // activation, wrong parameter count, Clip with min > max or a NaN bound), naming the op.
+  // Reads `activation` and `activation_params` of `node` into `out` (the table's: semantics/fused_activation.h;
+  // no params: its defaults); returns "" or why the cpu kernels cannot run them (unknown activation, wrong
+  // parameter count, Clip with min > max or a NaN bound), naming the op.
   static std::string Parse(const ir::Node& node, FusedActivation* out);
 
   // Appends the activation's eltwise post-op(s) to `ops` (nothing for kNone).
   void AppendTo(dnnl::post_ops& ops) const;
 
-  // The activation of one value, with ref's formulas (NaN propagates).
-  float Apply(float x) const;
+  // The activation of one value, with the table's reference formulas (NaN propagates).
+  float Apply(float x) const { return semantics::ApplyFusedActivation(*this, x); }
 };
-
 }  // namespace ferry::cpu

@@ -10,6 +10,7 @@
 #include "kernels/cpu/matmul_util.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
+#include "semantics/gemm.h"
 
 namespace ferry::cpu {
 namespace {
@@ -68,18 +69,16 @@ class Gemm : public OpKernel {
   // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
   void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
     const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || a->size() != 2 || b->size() != 2 || alpha_ == 0.0f) return;
-    const int64_t m = trans_a_ ? (*a)[1] : (*a)[0], k = trans_a_ ? (*a)[0] : (*a)[1];
-    const int64_t kb = trans_b_ ? (*b)[1] : (*b)[0], n = trans_b_ ? (*b)[0] : (*b)[1];
-    if (k != kb || m == 0 || n == 0 || k == 0) return;  // a shape error, or no product: no primitive
+    if (!a || !b || alpha_ == 0.0f) return;
+    const bool with_c = node.input(2) && beta_ != 0.0f;
+    const auto c = with_c ? StaticShape(node, 2) : std::nullopt;
+    if (with_c && !c) return;
+    const auto g = semantics::GemmShapeOf(*a, *b, c ? &*c : nullptr, trans_a_, trans_b_);
+    if (!g) return;  // a shape error, left for Compute to report
+    const int64_t m = g->m, k = g->k, n = g->n;
+    if (m == 0 || n == 0 || k == 0) return;  // no product: no primitive
     CMode mode = CMode::kNone;
-    if (node.input(2) && beta_ != 0.0f) {
-      const auto c = StaticShape(node, 2);
-      if (!c || c->size() > 2) return;
-      const int64_t cm = c->size() == 2 ? (*c)[0] : 1, cn = c->empty() ? 1 : c->back();
-      if ((cm != 1 && cm != m) || (cn != 1 && cn != n)) return;  // left for Compute to report
-      mode = alpha_ == 1.0f && beta_ == 1.0f && cm == 1 && cn == n ? CMode::kBias : CMode::kSum;
-    }
+    if (with_c) mode = alpha_ == 1.0f && beta_ == 1.0f && g->c_rows == 1 && g->c_cols == n ? CMode::kBias : CMode::kSum;
     const Tensor* constant_b = node.input(1)->initializer();  // what the run reads unless a feed overrides it
     const bool packed = constant_b && weights_.Usable(*constant_b);
     NeedScratchpad(Entry(*a, *b, m, k, n, mode, packed, threads)->mm.scratch, ws);
@@ -90,32 +89,15 @@ class Gemm : public OpKernel {
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = ctx.input(2);
     const std::string what = ctx.Describe();
-    if (a.rank() != 2 || b.rank() != 2) {
-      throw InvalidArgumentError(what + ": A " + ShapeToString(a.shape()) + " and B " + ShapeToString(b.shape()) +
-                                 " must be 2-D");
-    }
-    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat)) {
+    if (a.rank() == 2 && b.rank() == 2 &&
+        (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat))) {
       throw InvalidArgumentError(what + ": A, B and C must be float32");
     }
-    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0), k = trans_a_ ? a.dim(0) : a.dim(1);
-    const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
-    if (k != kb) {
-      throw InvalidArgumentError(what + ": inner dimensions do not match: op(A) is " + std::to_string(m) + "x" +
-                                 std::to_string(k) + ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n));
-    }
-    // C's strides into the [M, N] output (0 along broadcast dims).
-    int64_t c_row = 0, c_col = 0, cm = 1, cn = 1;
-    if (c) {
-      const Shape& cs = c->shape();
-      cm = cs.size() == 2 ? cs[0] : 1;
-      cn = cs.empty() ? 1 : cs.back();
-      if (cs.size() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n)) {
-        throw InvalidArgumentError(what + ": C " + ShapeToString(cs) + " cannot be broadcast to [" +
-                                   std::to_string(m) + "," + std::to_string(n) + "]");
-      }
-      c_col = cn == 1 ? 0 : 1;
-      c_row = cm == 1 ? 0 : cn;
-    }
+    const semantics::GemmShape g =
+        semantics::ResolveGemm(a.shape(), b.shape(), c ? &c->shape() : nullptr, trans_a_, trans_b_, what);
+    const int64_t m = g.m, k = g.k, n = g.n;
+    // C's extents and strides into the [M, N] output (0 along broadcast dims).
+    const int64_t cm = g.c_rows, cn = g.c_cols, c_row = g.c_row_stride, c_col = g.c_col_stride;
     // Zeroed only where nothing else writes Y: K == 0 or alpha == 0 without C.
     const bool only_c = k == 0 || alpha_ == 0.0f;
     Tensor& y = only_c && !(c && beta_ != 0.0f) ? ctx.Output(0, DataType::kFloat, {m, n})

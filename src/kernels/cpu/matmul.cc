@@ -17,6 +17,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
+#include "semantics/matmul.h"
 
 namespace ferry::cpu {
 namespace {
@@ -35,31 +36,18 @@ struct MatMulShape {
 };
 
 MatMulShape ResolveMatMul(const Shape& a, const Shape& b, const std::string& what) {
-  if (a.empty() || b.empty()) {
-    throw InvalidArgumentError(what + ": MatMul inputs must have rank >= 1, got " + ShapeToString(a) + " and " +
-                               ShapeToString(b));
-  }
-  const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
-  const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  const semantics::MatMulShape r = semantics::ResolveMatMul(a, b, what);
   MatMulShape s;
-  s.m = a2[a2.size() - 2];
-  s.k = a2[a2.size() - 1];
-  s.n = b2[b2.size() - 1];
-  if (b2[b2.size() - 2] != s.k) {
-    throw InvalidArgumentError(what + ": inner dimensions do not match: A " + ShapeToString(a) + " and B " +
-                               ShapeToString(b));
-  }
-  const size_t ra = a2.size() - 2, rb = b2.size() - 2, rank = std::max(ra, rb);
+  s.m = r.m;
+  s.k = r.k;
+  s.n = r.n;
+  s.y_shape = r.y_shape;
+  const size_t ra = r.batch_a.size(), rb = r.batch_b.size(), rank = r.batch.size();
   int prev_pattern = -1;
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - ra ? 1 : a2[i - (rank - ra)];
-    const int64_t db = i < rank - rb ? 1 : b2[i - (rank - rb)];
-    if (da != db && da != 1 && db != 1) {
-      throw InvalidArgumentError(what + ": batch dimensions of A " + ShapeToString(a) + " and B " +
-                                 ShapeToString(b) + " do not broadcast");
-    }
-    const int64_t d = da == 1 ? db : da;
-    s.y_shape.push_back(d);
+    const int64_t da = i < rank - ra ? 1 : r.batch_a[i - (rank - ra)];
+    const int64_t db = i < rank - rb ? 1 : r.batch_b[i - (rank - rb)];
+    const int64_t d = r.batch[i];
     if (d == 1) continue;
     // Adjacent dims where A and B broadcast alike merge into one.
     const int pattern = (da != 1 ? 1 : 0) | (db != 1 ? 2 : 0);
@@ -74,8 +62,6 @@ MatMulShape ResolveMatMul(const Shape& a, const Shape& b, const std::string& wha
       prev_pattern = pattern;
     }
   }
-  if (a.size() != 1) s.y_shape.push_back(s.m);
-  if (b.size() != 1) s.y_shape.push_back(s.n);
   return s;
 }
 

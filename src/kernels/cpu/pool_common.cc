@@ -15,7 +15,7 @@ constexpr size_t kMaxSpatial = 3;  // oneDNN pooling: 1-D, 2-D and 3-D
 
 // Taps of output position `o` (row-major over g.out) that fall inside the input, as row-major in-plane offsets.
 template <typename Fn>
-void ForEachTap(const ref::WindowGeometry& g, int64_t o, Fn&& fn) {
+void ForEachTap(const semantics::WindowGeometry& g, int64_t o, Fn&& fn) {
   const size_t r = g.rank();
   int64_t start[kMaxSpatial] = {0, 0, 0}, t[kMaxSpatial] = {0, 0, 0};
   for (size_t d = r; d-- > 0;) {
@@ -41,7 +41,7 @@ void ForEachTap(const ref::WindowGeometry& g, int64_t o, Fn&& fn) {
 
 // ref's MaxPool of one output position of a plane whose in-plane offset o lives at plane[o * lanes]: NaN never
 // wins, an empty window gives -inf.
-float ExactMax(const float* plane, int64_t lanes, const ref::WindowGeometry& g, int64_t o) {
+float ExactMax(const float* plane, int64_t lanes, const semantics::WindowGeometry& g, int64_t o) {
   float best = -std::numeric_limits<float>::infinity();
   ForEachTap(g, o, [&](int64_t off) {
     if (plane[off * lanes] > best) best = plane[off * lanes];
@@ -52,7 +52,7 @@ float ExactMax(const float* plane, int64_t lanes, const ref::WindowGeometry& g, 
 // Per output position: the factor from oneDNN's divisor (the kernel size with `dnnl_include`, else the taps
 // inside the input) to ref's (the taps inside the padded input with count_include_pad, else the taps inside
 // the input), or NaN where ref divides 0 by 0 (no tap inside the input, without count_include_pad).
-std::vector<std::pair<int64_t, float>> AverageFixes(const ref::WindowGeometry& g, bool dnnl_include,
+std::vector<std::pair<int64_t, float>> AverageFixes(const semantics::WindowGeometry& g, bool dnnl_include,
                                                     bool count_include_pad) {
   const size_t r = g.rank();
   std::vector<std::vector<int64_t>> inside(r), padded(r);
@@ -99,7 +99,7 @@ struct PoolDesc {
   bool dnnl_include;
 };
 
-PoolDesc MakePoolDesc(PoolKind kind, bool count_include_pad, const ref::WindowGeometry& g,
+PoolDesc MakePoolDesc(PoolKind kind, bool count_include_pad, const semantics::WindowGeometry& g,
                       const dnnl::memory::desc& x_md, const dnnl::memory::desc& y_md) {
   // oneDNN checks out = (in + pad_l + pad_r - extent) / stride + 1: give it the end padding that yields ref's
   // output extent (never negative; the windows themselves are the same).
@@ -132,7 +132,7 @@ PoolDesc MakePoolDesc(PoolKind kind, bool count_include_pad, const ref::WindowGe
 
 void BuildPoolPrimitive(PoolKind kind, bool count_include_pad, bool empty, PoolPrimitive* p,
                         const std::string& what) {
-  const ref::WindowGeometry& g = p->g;
+  const semantics::WindowGeometry& g = p->g;
   if (g.rank() > kMaxSpatial) {
     throw InvalidArgumentError(what + ": the cpu kernel pools at most 3 spatial dims, got " +
                                std::to_string(g.rank()));
@@ -152,7 +152,7 @@ void BuildPoolPrimitive(PoolKind kind, bool count_include_pad, bool empty, PoolP
   if (kind == PoolKind::kAverage) p->fixes = AverageFixes(g, dnnl_include, count_include_pad);
 }
 
-std::string PoolImplementation(PoolKind kind, bool count_include_pad, const ref::WindowGeometry& g,
+std::string PoolImplementation(PoolKind kind, bool count_include_pad, const semantics::WindowGeometry& g,
                                const dnnl::memory::desc& x_md, const dnnl::memory::desc& y_md) {
   const PoolDesc d = MakePoolDesc(kind, count_include_pad, g, x_md, y_md);
   return dnnl::pooling_v2_forward::primitive_desc(d.desc, WithUserScratchpad(), Engine()).impl_info_str();

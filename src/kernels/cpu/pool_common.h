@@ -1,5 +1,5 @@
 // What the oneDNN pooling kernels (MaxPool / AveragePool on plain tensors in pooling.cc, ai.ferry BlockedPool in
-// blocked_pool.cc) share: the pooling_v2 primitive for a window resolved as ref resolves it (ref::ResolveWindow),
+// blocked_pool.cc) share: the pooling_v2 primitive for a window resolved as ref resolves it (semantics::ResolveWindow),
 // and the corrections that turn its output into ONNX's (described at the top of pooling.cc).
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/ref/conv_util.h"
+#include "semantics/window.h"
 
 namespace ferry::cpu {
 
@@ -16,7 +16,7 @@ enum class PoolKind { kMax, kAverage };
 
 // One pooling primitive for one input shape, and what corrects its output.
 struct PoolPrimitive {
-  ref::WindowGeometry g;
+  semantics::WindowGeometry g;
   dnnl::memory::desc x_md, y_md, scratch;
   dnnl::pooling_v2_forward prim;
   bool has_prim = false;  // false when the input or output is empty (nothing for oneDNN to do)
@@ -32,7 +32,7 @@ void BuildPoolPrimitive(PoolKind kind, bool count_include_pad, bool empty, PoolP
 
 // The name of the implementation oneDNN picks for pooling geometry `g` over x_md -> y_md ("jit:avx512_core",
 // "ref:any", ...). Throws dnnl::error when oneDNN cannot pool it.
-std::string PoolImplementation(PoolKind kind, bool count_include_pad, const ref::WindowGeometry& g,
+std::string PoolImplementation(PoolKind kind, bool count_include_pad, const semantics::WindowGeometry& g,
                                const dnnl::memory::desc& x_md, const dnnl::memory::desc& y_md);
 
 // Pools x -> y with `p` and corrects the output. The tensors hold `outer` groups of `lanes` interleaved planes:

@@ -1,6 +1,6 @@
 // MaxPool and AveragePool (float32, 1-3 spatial dims) on oneDNN's pooling primitive (pool_common.h, shared with
 // ai.ferry BlockedPool), with the window geometry (auto_pad, pads, strides, dilations, ceil_mode) resolved by the
-// same code as ref (ref::ResolveWindow): oneDNN gets the output extent from it and as much end padding as that
+// same code as ref (semantics::ResolveWindow): oneDNN gets the output extent from it and as much end padding as that
 // needs. oneDNN differs from ONNX in a few places, each corrected after the primitive runs:
 // - max pooling starts from the lowest float, ONNX from -inf: an output equal to the lowest float (a window of
 //   only -inf, NaN or padding, or one whose maximum really is the lowest float) is recomputed exactly, skipping
@@ -23,8 +23,8 @@
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
 #include "kernels/kernel_def.h"
-#include "kernels/ref/conv_util.h"
 #include "kernels/registry.h"
+#include "semantics/window.h"
 
 namespace ferry::cpu {
 namespace {
@@ -40,7 +40,7 @@ class Pool : public OpKernel {
  public:
   Pool(const ir::Node& node, PoolKind kind)
       : kind_(kind),
-        attrs_(ref::WindowAttrs::FromNode(node)),
+        attrs_(semantics::WindowAttrs::FromNode(node)),
         ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
         count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
     if (attrs_.kernel_shape.empty()) {
@@ -88,7 +88,7 @@ class Pool : public OpKernel {
   std::shared_ptr<PoolEntry> Build(const Shape& xs, const std::string& what) const {
     auto e = std::make_shared<PoolEntry>();
     const std::span<const int64_t> in_spatial(xs.data() + 2, xs.size() - 2);
-    e->p.g = ref::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    e->p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
     e->y_shape = {xs[0], xs[1]};
     e->y_shape.insert(e->y_shape.end(), e->p.g.out.begin(), e->p.g.out.end());
     e->p.x_md = PlainDesc(xs, DataType::kFloat);
@@ -99,7 +99,7 @@ class Pool : public OpKernel {
   }
 
   PoolKind kind_;
-  ref::WindowAttrs attrs_;
+  semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
   ShapeCache<PoolEntry> cache_;
 };

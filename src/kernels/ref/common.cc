@@ -1,5 +1,7 @@
 #include "kernels/ref/common.h"
 
+#include "semantics/broadcast.h"
+
 namespace ferry::ref {
 
 int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what) {
@@ -18,25 +20,10 @@ std::vector<int64_t> Strides(std::span<const int64_t> shape) {
 }
 
 Shape BroadcastShapes(const std::vector<Shape>& shapes, const std::string& what) {
-  size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  Shape out(rank, 1);
-  for (const auto& s : shapes) {
-    size_t off = rank - s.size();
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t d = s[i];
-      int64_t& o = out[off + i];
-      if (d == o || d == 1) continue;
-      if (o == 1) {
-        o = d;
-        continue;
-      }
-      std::string list;
-      for (const auto& t : shapes) list += (list.empty() ? "" : " and ") + ShapeToString(t);
-      throw InvalidArgumentError(what + ": shapes " + list + " cannot be broadcast together");
-    }
-  }
-  return out;
+  if (std::optional<Shape> out = semantics::BroadcastShapes(shapes)) return std::move(*out);
+  std::string list;
+  for (const auto& t : shapes) list += (list.empty() ? "" : " and ") + ShapeToString(t);
+  throw InvalidArgumentError(what + ": shapes " + list + " cannot be broadcast together");
 }
 
 BroadcastIterator::BroadcastIterator(const Shape& out_shape, const std::vector<Shape>& in_shapes) : out_(out_shape) {

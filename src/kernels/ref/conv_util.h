@@ -1,6 +1,5 @@
-// Sliding-window geometry shared by the convolution and pooling kernels: the auto_pad / pads / strides /
-// dilations / kernel_shape attributes, output-size and padding resolution, im2col / col2im, and the window
-// iterator the pools reduce over.
+// What the ref convolution and pooling kernels share on top of the window geometry (semantics/window.h):
+// im2col / col2im, and the window iterator the pools reduce over.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "core/parallel.h"
 #include "ferry/tensor.h"
 #include "ir/graph.h"
+#include "semantics/window.h"
 
 namespace ferry {
 class Workspace;
@@ -20,46 +20,15 @@ class Workspace;
 
 namespace ferry::ref {
 
-enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
-
-// The window attributes as written on the node. Empty vectors mean "not given" (defaults are applied when the
-// window is resolved against an input shape). Values are validated: kernel_shape, strides, dilations >= 1.
-struct WindowAttrs {
-  AutoPad auto_pad = AutoPad::kNotSet;
-  std::vector<int64_t> kernel_shape, strides, dilations, pads;
-
-  // Reads auto_pad, kernel_shape, strides, dilations, pads; throws InvalidModelError naming the node.
-  static WindowAttrs FromNode(const ir::Node& node);
-};
-
-// A resolved window over `rank()` spatial dims: input extent, output extent, kernel, strides, dilations, pads.
-// Output position o of dim d reads input positions o*strides[d] - pad_begin[d] + t*dilations[d], t in [0, kernel[d]).
-struct WindowGeometry {
-  std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
-
-  size_t rank() const { return in.size(); }
-  int64_t in_size() const;      // product of in
-  int64_t out_size() const;     // product of out
-  int64_t kernel_size() const;  // product of kernel
-};
-
-// Resolves the output extent and pads of a Conv / pool window for the given spatial input extent and kernel.
-// ceil_mode rounds the output size up (pools), dropping a last window that would start in the end padding.
-// Throws InvalidArgumentError naming `what` when attribute lengths do not match the rank or the output is empty.
-WindowGeometry ResolveWindow(const WindowAttrs& attrs, std::span<const int64_t> in_spatial,
-                             std::span<const int64_t> kernel, bool ceil_mode, const std::string& what);
-
-// A convolution's shapes: X [N, C, in...], W [M, C/group, kernel...] -> Y [N, M, out...].
-struct ConvShape {
-  int64_t batch = 0, channels = 0, out_channels = 0, group = 1;
-  WindowGeometry g;
-  Shape y_shape;
-};
-
-// Validates X and W against each other, group and kernel_shape, and resolves the window; throws
-// InvalidArgumentError naming `what`.
-ConvShape ResolveConv(const WindowAttrs& attrs, int64_t group, const Shape& x, const Shape& w,
-                      const std::string& what);
+// The window geometry itself (attributes, output extents, pads) is the op-semantics layer's (semantics/window.h),
+// shared with shape inference and the cpu kernels; the ref kernels name it unqualified.
+using semantics::AutoPad;
+using semantics::ConvShape;
+using semantics::ResolveConv;
+using semantics::ResolveWindow;
+using semantics::SpatialAttr;
+using semantics::WindowAttrs;
+using semantics::WindowGeometry;
 
 // Float convolution (the ref Conv kernel's own code path): y [N, M, out...] += conv(x [N, C, in...], w) for the
 // shapes in s. y must hold the bias (or zeros) on entry. Defined in conv.cc.
@@ -71,10 +40,6 @@ void AddConvF32Workspace(const ConvShape& s, int threads, Workspace& ws);
 // Integer convolution on zero-point-adjusted int32 data (ConvInteger, QLinearConv): y += conv(x, w) with
 // wrap-around int32 accumulation. y must hold the bias (or zeros) on entry. Defined in conv_integer.cc.
 void ConvInt32(const int32_t* x, const int32_t* w, const ConvShape& s, int32_t* y, int threads);
-
-// Checks a non-negative, rank-matching list attribute (strides, dilations, ...) or returns `rank` copies of `def`.
-std::vector<int64_t> SpatialAttr(const std::vector<int64_t>& v, size_t rank, int64_t def, const char* name,
-                                 const std::string& what);
 
 // Range of output positions [lo, hi) along one dim whose tap `t` falls inside the input.
 inline void ValidOutputRange(int64_t in, int64_t out, int64_t stride, int64_t base, int64_t* lo, int64_t* hi) {

@@ -8,6 +8,7 @@
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
 #include "kernels/static_shape.h"
+#include "semantics/gemm.h"
 
 namespace ferry::ref {
 namespace {
@@ -23,11 +24,11 @@ class Gemm : public OpKernel {
   // GemmF32's packing panels at the node's static shapes.
   void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
     const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || a->size() != 2 || b->size() != 2 || alpha_ == 0.0f) return;
+    if (!a || !b || alpha_ == 0.0f) return;
     if (!GemmsAsFloat(node.input(0)->type().elem_type)) return;
-    const int64_t m = trans_a_ ? (*a)[1] : (*a)[0], k = trans_a_ ? (*a)[0] : (*a)[1];
-    const int64_t kb = trans_b_ ? (*b)[1] : (*b)[0], n = trans_b_ ? (*b)[0] : (*b)[1];
-    if (k == kb) AddGemmF32Workspace(m, n, k, threads, ws);
+    if (const auto g = semantics::GemmShapeOf(*a, *b, nullptr, trans_a_, trans_b_)) {
+      AddGemmF32Workspace(g->m, g->n, g->k, threads, ws);
+    }
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -35,32 +36,13 @@ class Gemm : public OpKernel {
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = ctx.input(2);
     const std::string what = ctx.Describe();
-    if (a.rank() != 2 || b.rank() != 2) {
-      throw InvalidArgumentError(what + ": A " + ShapeToString(a.shape()) + " and B " + ShapeToString(b.shape()) +
-                                 " must be 2-D");
-    }
-    if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype())) {
+    if (a.rank() == 2 && b.rank() == 2 && (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))) {
       throw InvalidArgumentError(what + ": A, B and C must have the same element type");
     }
-    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0), k = trans_a_ ? a.dim(0) : a.dim(1);
-    const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
-    if (k != kb) {
-      throw InvalidArgumentError(what + ": inner dimensions do not match: op(A) is " + std::to_string(m) + "x" +
-                                 std::to_string(k) + ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n));
-    }
-    // C's strides into the [M, N] output (0 along broadcast dims).
-    int64_t c_row = 0, c_col = 0;
-    if (c) {
-      const Shape& cs = c->shape();
-      const int64_t cm = cs.size() == 2 ? cs[0] : 1;
-      const int64_t cn = cs.empty() ? 1 : cs.back();
-      if (cs.size() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n)) {
-        throw InvalidArgumentError(what + ": C " + ShapeToString(cs) + " cannot be broadcast to [" +
-                                   std::to_string(m) + "," + std::to_string(n) + "]");
-      }
-      c_col = cn == 1 ? 0 : 1;
-      c_row = cm == 1 ? 0 : cn;
-    }
+    const semantics::GemmShape g =
+        semantics::ResolveGemm(a.shape(), b.shape(), c ? &c->shape() : nullptr, trans_a_, trans_b_, what);
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const int64_t c_row = g.c_row_stride, c_col = g.c_col_stride;  // C's strides into the [M, N] output
     Tensor& y = ctx.Output(0, a.dtype(), {m, n});
     if (y.size() == 0) return;
     const bool use_c = c && beta_ != 0.0f;

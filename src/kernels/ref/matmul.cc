@@ -10,29 +10,20 @@
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
 #include "kernels/static_shape.h"
+#include "semantics/matmul.h"
 
 namespace ferry::ref {
 
 MatMulPlan PlanMatMul(const Shape& a, const Shape& b, const std::string& what) {
-  if (a.empty() || b.empty()) {
-    throw InvalidArgumentError(what + ": MatMul inputs must have rank >= 1, got " + ShapeToString(a) + " and " +
-                               ShapeToString(b));
-  }
-  Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
-  Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  const semantics::MatMulShape s = semantics::ResolveMatMul(a, b, what);
   MatMulPlan p;
-  p.m = a2[a2.size() - 2];
-  p.k = a2[a2.size() - 1];
-  p.n = b2[b2.size() - 1];
-  if (b2[b2.size() - 2] != p.k) {
-    throw InvalidArgumentError(what + ": inner dimensions do not match: A " + ShapeToString(a) + " and B " +
-                               ShapeToString(b));
-  }
-  Shape batch_a(a2.begin(), a2.end() - 2), batch_b(b2.begin(), b2.end() - 2);
-  Shape batch = BroadcastShapes({batch_a, batch_b}, what);
-  p.out_shape = batch;
-  if (a.size() != 1) p.out_shape.push_back(p.m);
-  if (b.size() != 1) p.out_shape.push_back(p.n);
+  p.m = s.m;
+  p.k = s.k;
+  p.n = s.n;
+  const Shape& batch_a = s.batch_a;
+  const Shape& batch_b = s.batch_b;
+  const Shape& batch = s.batch;
+  p.out_shape = s.y_shape;
   p.b_shared = std::all_of(batch_b.begin(), batch_b.end(), [](int64_t d) { return d == 1; });
   const int64_t count = ShapeElementCount(batch);
   p.a_offsets.reserve(static_cast<size_t>(count));

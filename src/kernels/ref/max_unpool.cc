@@ -43,12 +43,13 @@ class MaxUnpool : public OpKernel {
     }
     Shape inferred{x.dim(0), x.dim(1)};
     for (size_t d = 0; d < rank; ++d) {
-      const int64_t v = (x.dim(static_cast<int64_t>(d) + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank];
-      if (v < 0) {
+      const std::optional<int64_t> v = semantics::MaxUnpoolOutputDim(x.dim(static_cast<int64_t>(d) + 2), kernel[d],
+                                                                      strides[d], pads[d], pads[d + rank]);
+      if (!v || *v < 0) {
         throw InvalidArgumentError(what + ": the output extent of spatial dim " + std::to_string(d) +
                                    " would be negative");
       }
-      inferred.push_back(v);
+      inferred.push_back(*v);
     }
     Shape y_shape = inferred;
     if (shape_t) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/ref/common.h"
+#include "semantics/broadcast.h"
 
 namespace ferry::ref {
 
@@ -22,15 +23,8 @@ std::vector<A> ReadFloats(const Tensor& t, const std::string& what) {
   return out;
 }
 
-// True when `from` broadcasts unidirectionally to `to` (numpy rules, `to` unchanged).
-inline bool BroadcastsTo(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const size_t off = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] != 1 && from[i] != to[off + i]) return false;
-  }
-  return true;
-}
+// True when `from` broadcasts unidirectionally to `to` (numpy rules, `to` unchanged): semantics/broadcast.h.
+using semantics::BroadcastsTo;
 
 // Reads `t` as a vector of A laid out in `target` shape (broadcasting `t` to it); throws InvalidArgumentError
 // naming `what` and `input` when the shapes do not broadcast.

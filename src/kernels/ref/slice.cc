@@ -8,6 +8,7 @@
 #include "kernels/ref/copy_util.h"
 #include "kernels/ref/slice_window.h"
 #include "kernels/registry.h"
+#include "semantics/slice.h"
 
 namespace ferry::ref {
 
@@ -33,24 +34,10 @@ SliceWindow ResolveSliceWindow(const Shape& x_shape, std::vector<int64_t> starts
     if (seen[a]) throw InvalidArgumentError(what + ": axis " + std::to_string(axes[i]) + " is sliced twice");
     seen[a] = true;
     if (steps[i] == 0) throw InvalidArgumentError(what + ": input 'steps' has a 0 step");
-    const int64_t dim = x_shape[a];
-    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-    // |step| beyond dim selects at most one element; clamping keeps stride products in range.
-    const int64_t st = std::clamp<int64_t>(steps[i], -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
-    int64_t len = 0;
-    if (dim > 0 && st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      len = e > s ? (e - s - 1) / st + 1 : 0;
-    } else if (dim > 0) {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      len = s > e ? (s - e - 1) / (-st) + 1 : 0;
-    }
-    out_shape[a] = len;
-    begin[a] = len > 0 ? s : 0;
-    step[a] = st;
+    const semantics::SliceAxis r = semantics::ResolveSliceAxis(x_shape[a], starts[i], ends[i], steps[i]);
+    out_shape[a] = r.length;
+    begin[a] = r.begin;
+    step[a] = r.step;
   }
   return {std::move(out_shape), std::move(begin), std::move(step)};
 }

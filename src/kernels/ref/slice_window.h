@@ -1,5 +1,6 @@
 // Slice's window: which elements starts/ends/axes/steps select (negative values count from the end, starts and
-// ends clamp per the step's direction). Shared by the ref and cpu Slice kernels, which differ only in the copy.
+// ends clamp per the step's direction: semantics::ResolveSliceAxis per axis, as shape inference). Shared by the ref
+// and cpu Slice kernels, which differ only in the copy.
 #pragma once
 
 #include <string>

@@ -214,22 +214,6 @@ std::string DimsToString(std::span<const ir::Dim> dims) {
 
 bool IsOne(const ir::Dim& d) { return d.is_static() && d.value == 1; }
 
-ir::Dim BroadcastDim(const ir::Dim& a, const ir::Dim& b, bool* conflict) {
-  if (a.is_static() && b.is_static()) {
-    if (a.value == b.value || b.value == 1) return a;
-    if (a.value == 1) return b;
-    *conflict = true;
-    return ir::Dim{};
-  }
-  if (IsOne(a)) return b;
-  if (IsOne(b)) return a;
-  // A static dim other than 1 decides: the other side must be 1 or equal to it.
-  if (a.is_static()) return a;
-  if (b.is_static()) return b;
-  if (!a.symbol.empty() && a.symbol == b.symbol) return a;
-  return ir::Dim{};
-}
-
 std::optional<Dims> BroadcastInputs(InferenceContext& ctx, std::span<const size_t> indices) {
   size_t rank = 0;
   for (size_t i : indices) {

@@ -17,6 +17,7 @@
 
 #include "ir/graph.h"
 #include "schemas/schema.h"
+#include "semantics/broadcast.h"
 
 namespace ferry::schemas {
 
@@ -128,8 +129,9 @@ inline ir::Dim UnknownDim() { return ir::Dim{}; }
 // A static dim for v >= 0 (attribute values, constants), else unknown.
 inline ir::Dim DimOf(int64_t v) { return v >= 0 ? ir::Dim::Static(v) : ir::Dim{}; }
 bool IsOne(const ir::Dim& d);
-// The multidirectional broadcast of two dims; sets *conflict when both are static, differ and neither is 1.
-ir::Dim BroadcastDim(const ir::Dim& a, const ir::Dim& b, bool* conflict);
+// The multidirectional broadcast of two dims; sets *conflict when both are static, differ and neither is 1
+// (semantics/broadcast.h, the kernels' rule).
+using semantics::BroadcastDim;
 // Broadcasts the shapes of the given inputs; nullopt when a rank is unknown. Fails on static conflicts.
 std::optional<Dims> BroadcastInputs(InferenceContext& ctx, std::span<const size_t> indices);
 // Merges two dims known to be equal: static wins over symbolic over unknown; sets *conflict on two different

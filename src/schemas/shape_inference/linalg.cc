@@ -8,6 +8,7 @@
 
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
+#include "semantics/gemm.h"
 
 namespace ferry::schemas {
 namespace {
@@ -63,19 +64,20 @@ void FusedMatMul(InferenceContext& ctx) {
   }
 }
 
-// Gemm: op(A) [M, K] x op(B) [K, N] -> [M, N].
+// Gemm: op(A) [M, K] x op(B) [K, N] -> [M, N] (the axes: semantics::GemmAxesOf, as the kernels).
 void Gemm(InferenceContext& ctx) {
   const Dims* a = ctx.input_shape(0);
   const Dims* b = ctx.input_shape(1);
   if (a && a->size() != 2) ctx.Fail("input A " + ctx.InputString(0) + " must have rank 2");
   if (b && b->size() != 2) ctx.Fail("input B " + ctx.InputString(1) + " must have rank 2");
   const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  const semantics::GemmAxes ax = semantics::GemmAxesOf(ta, tb);
   ir::Dim m, n;
-  if (a) m = (*a)[ta ? 1 : 0];
-  if (b) n = (*b)[tb ? 0 : 1];
+  if (a) m = (*a)[ax.a_m];
+  if (b) n = (*b)[ax.b_n];
   if (a && b) {
-    const ir::Dim& ka = (*a)[ta ? 0 : 1];
-    const ir::Dim& kb = (*b)[tb ? 1 : 0];
+    const ir::Dim& ka = (*a)[ax.a_k];
+    const ir::Dim& kb = (*b)[ax.b_k];
     if (ka.is_static() && kb.is_static() && ka.value != kb.value) {
       ctx.Fail("inner dimensions differ: A " + ctx.InputString(0) + (ta ? " (transposed)" : "") + " has K = " +
                std::to_string(ka.value) + ", B " + ctx.InputString(1) + (tb ? " (transposed)" : "") +

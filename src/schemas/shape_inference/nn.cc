@@ -1,7 +1,7 @@
 // Shape inference for neural-network ops: convolutions and pools (kernel_shape, pads, strides, dilations,
-// auto_pad, ceil_mode, with the same window arithmetic as the ref kernels), global pools, normalizations and
-// softmaxes (same shape), RoI pools, depth/space rearrangements, grid sampling, recurrent layers, losses and
-// the training optimizers.
+// auto_pad, ceil_mode, output_padding: semantics/window.h, the window arithmetic of the kernels), global pools,
+// normalizations and softmaxes (same shape), RoI pools, depth/space rearrangements, grid sampling, recurrent
+// layers, losses and the training optimizers.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
+#include "semantics/window.h"
 
 namespace ferry::schemas {
 namespace {
@@ -34,61 +35,55 @@ std::vector<int64_t> SpatialAttr(InferenceContext& ctx, std::string_view name, s
   return v;
 }
 
-// The spatial output dims of a Conv or pool window over `in` (spatial dims only).
+// auto_pad, parsed (semantics::ParseAutoPad); Fails on a value the kernels refuse too.
+semantics::AutoPad AutoPadAttr(InferenceContext& ctx) {
+  const std::string value = ctx.attr_string("auto_pad", "NOTSET");
+  const std::optional<semantics::AutoPad> p = semantics::ParseAutoPad(value);
+  if (!p) ctx.Fail(semantics::AutoPadError(value));
+  return *p;
+}
+
+// The explicit pads (2 * n values; zeros when absent or auto_pad is not NOTSET). Fails on a wrong length.
+std::vector<int64_t> PadsAttr(InferenceContext& ctx, size_t n, semantics::AutoPad auto_pad) {
+  std::vector<int64_t> pads(2 * n, 0);
+  if (auto_pad != semantics::AutoPad::kNotSet) return pads;
+  std::vector<int64_t> p = ctx.attr_ints("pads");
+  if (p.empty()) return pads;
+  if (p.size() != 2 * n) {
+    ctx.Fail("attribute pads = " + IntsString(p) + " has " + std::to_string(p.size()) + " values, expected " +
+             std::to_string(2 * n));
+  }
+  return p;
+}
+
+// The spatial output dims of a Conv or pool window over `in` (spatial dims only): semantics::ResolveWindowDim,
+// as the kernels resolve it.
 Dims WindowOutput(InferenceContext& ctx, std::span<const ir::Dim> in, const std::vector<int64_t>& kernel,
                   bool ceil_mode) {
   const size_t n = in.size();
   const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
   const std::vector<int64_t> dilations = SpatialAttr(ctx, "dilations", n, 1);
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  std::vector<int64_t> pads(2 * n, 0);
-  if (auto_pad == "NOTSET" || auto_pad.empty()) {
-    std::vector<int64_t> p = ctx.attr_ints("pads");
-    if (!p.empty()) {
-      if (p.size() != 2 * n) {
-        ctx.Fail("attribute pads = " + IntsString(p) + " has " + std::to_string(p.size()) + " values, expected " +
-                 std::to_string(2 * n));
-      }
-      pads = p;
-    }
-  }
+  const semantics::AutoPad auto_pad = AutoPadAttr(ctx);
+  const std::vector<int64_t> pads = PadsAttr(ctx, n, auto_pad);
   Dims out(n);
   for (size_t d = 0; d < n; ++d) {
-    const int64_t s = strides[d];
     if (kernel[d] < 1) continue;
-    auto eff_m1 = CheckedMul(kernel[d] - 1, dilations[d]);
-    auto padded = CheckedAdd(pads[d], pads[d + n]);
-    if (!eff_m1 || !padded) continue;  // absurd attributes: leave the dim unknown
-    const int64_t eff = *eff_m1 + 1;
     if (!in[d].is_static()) {
       // The dim survives unchanged when the window is the identity along it.
-      if (s == 1 && ((same) || (eff == 1 && pads[d] == 0 && pads[d + n] == 0))) out[d] = in[d];
+      if (semantics::WindowKeepsExtent(kernel[d], strides[d], dilations[d], pads[d], pads[d + n], auto_pad)) {
+        out[d] = in[d];
+      }
       continue;
     }
-    const int64_t x = in[d].value;
-    int64_t o;
-    if (same) {
-      o = x / s + (x % s != 0 ? 1 : 0);
-    } else {
-      auto total = CheckedAdd(x, *padded);
-      if (!total) continue;
-      const int64_t span = *total - eff;
-      if (span < 0) {
-        ctx.Fail("input " + ctx.InputString(0) + " is too small along spatial dim " + std::to_string(d) +
-                 " for kernel " + IntsString(kernel) + " with dilations " + IntsString(dilations) + " and pads " +
-                 IntsString(pads));
-      }
-      if (ceil_mode) {
-        o = span / s + (span % s != 0 ? 1 : 0) + 1;
-        auto start = CheckedMul(o - 1, s);
-        auto limit = CheckedAdd(x, pads[d]);
-        if (start && limit && *start >= *limit) --o;  // a last window may not start in the end padding
-      } else {
-        o = span / s + 1;
-      }
+    const std::optional<semantics::WindowDim> r = semantics::ResolveWindowDim(
+        in[d].value, kernel[d], strides[d], dilations[d], pads[d], pads[d + n], auto_pad, ceil_mode);
+    if (!r) continue;  // absurd attributes: leave the dim unknown
+    if (r->out <= 0) {
+      ctx.Fail("input " + ctx.InputString(0) + " is too small along spatial dim " + std::to_string(d) +
+               " for kernel " + IntsString(kernel) + " with dilations " + IntsString(dilations) + " and pads " +
+               IntsString(pads));
     }
-    out[d] = ir::Dim::Static(o);
+    out[d] = ir::Dim::Static(r->out);
   }
   return out;
 }
@@ -259,6 +254,11 @@ void ConvTranspose(InferenceContext& ctx) {
     ctx.Fail("X " + ctx.InputString(0) + " has " + std::to_string((*x)[1].value) + " channels but W " +
              ctx.InputString(1) + " expects " + std::to_string((*w)[0].value));
   }
+  // output_padding holds one value per spatial axis: checked as soon as X's or W's rank is known.
+  const std::vector<int64_t> out_pad_attr = ctx.attr_ints("output_padding");
+  if (const size_t rank = x ? x->size() : w ? w->size() : 0; rank >= 3) {
+    if (const std::string e = semantics::OutputPaddingError(out_pad_attr, rank - 2); !e.empty()) ctx.Fail(e);
+  }
   if (!x) return;
   const size_t n = x->size() - 2;
   const int64_t group = ctx.attr_int("group", 1);
@@ -267,14 +267,11 @@ void ConvTranspose(InferenceContext& ctx) {
   if (kernel.empty() && w) {
     for (size_t d = 0; d < n; ++d) kernel.push_back((*w)[2 + d].is_static() ? (*w)[2 + d].value : -1);
   }
-  std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
-  if (!output_shape.empty()) {
-    if (output_shape.size() == n + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
-    if (output_shape.size() != n) {
-      ctx.Fail("output_shape " + IntsString(ctx.attr_ints("output_shape")) + " must have " + std::to_string(n) +
-               " values");
-    }
-    for (int64_t v : output_shape) out.push_back(DimOf(v));
+  const std::vector<int64_t> output_shape_attr = ctx.attr_ints("output_shape");
+  if (!output_shape_attr.empty()) {
+    const std::optional<std::vector<int64_t>> output_shape = semantics::SpatialOutputShape(output_shape_attr, n);
+    if (!output_shape) ctx.Fail(semantics::OutputShapeError(output_shape_attr, n));
+    for (int64_t v : *output_shape) out.push_back(DimOf(v));
     ctx.SetOutputShape(0, std::move(out));
     return;
   }
@@ -284,47 +281,27 @@ void ConvTranspose(InferenceContext& ctx) {
   }
   const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
   const std::vector<int64_t> dilations = SpatialAttr(ctx, "dilations", n, 1);
-  std::vector<int64_t> out_pad = ctx.attr_ints("output_padding");
-  out_pad.resize(std::max(out_pad.size(), n), 0);
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  std::vector<int64_t> pads(2 * n, 0);
-  if (auto_pad == "NOTSET" || auto_pad.empty()) {
-    std::vector<int64_t> p = ctx.attr_ints("pads");
-    if (!p.empty()) {
-      if (p.size() != 2 * n) {
-        ctx.Fail("attribute pads = " + IntsString(p) + " has " + std::to_string(p.size()) + " values, expected " +
-                 std::to_string(2 * n));
-      }
-      pads = p;
-    }
-  }
+  const std::vector<int64_t> out_pad = out_pad_attr.empty() ? std::vector<int64_t>(n, 0) : out_pad_attr;
+  const semantics::AutoPad auto_pad = AutoPadAttr(ctx);
+  const bool same = auto_pad == semantics::AutoPad::kSameUpper || auto_pad == semantics::AutoPad::kSameLower;
+  const std::vector<int64_t> pads = PadsAttr(ctx, n, auto_pad);
   for (size_t d = 0; d < n; ++d) {
     const ir::Dim& in = (*x)[2 + d];
-    if (!in.is_static() || kernel[d] < 0) {
+    // kernel -1: W's dim is unknown. An empty input extent is left to the kernel unless SAME_* (out = 0).
+    std::optional<semantics::WindowDim> r;
+    if (in.is_static() && kernel[d] >= 1 && (same || in.value >= 1)) {
+      r = semantics::ResolveConvTransposeDim(in.value, kernel[d], strides[d], dilations[d], pads[d], pads[d + n],
+                                             out_pad[d], auto_pad, std::nullopt);
+    }
+    if (!r) {
       out.emplace_back();
       continue;
     }
-    std::optional<int64_t> o;
-    if (same) {
-      o = CheckedMul(in.value, strides[d]);
-    } else if (auto eff = kernel[d] >= 1 ? CheckedMul(kernel[d] - 1, dilations[d]) : std::nullopt;
-               eff && in.value >= 1 && pads[d] != INT64_MIN && pads[d + n] != INT64_MIN) {
-      // strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1 - pads
-      o = CheckedMul(strides[d], in.value - 1);
-      for (int64_t add : {out_pad[d], *eff, int64_t{1}, -pads[d], -pads[d + n]}) {
-        if (o) o = CheckedAdd(*o, add);
-      }
-    }
-    if (!o) {
-      out.emplace_back();
-      continue;
-    }
-    if (*o <= 0) {
-      ctx.Fail("the output spatial extent along dim " + std::to_string(d) + " would be " + std::to_string(*o) +
+    if (r->out <= 0) {
+      ctx.Fail("the output spatial extent along dim " + std::to_string(d) + " would be " + std::to_string(r->out) +
                " (X " + ctx.InputString(0) + ", kernel " + IntsString(kernel) + ", pads " + IntsString(pads) + ")");
     }
-    out.push_back(ir::Dim::Static(*o));
+    out.push_back(ir::Dim::Static(r->out));
   }
   ctx.SetOutputShape(0, std::move(out));
 }
@@ -358,7 +335,7 @@ void GlobalPool(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
-// MaxUnpool: output_shape input when constant, else (in - 1) * stride + kernel - pads.
+// MaxUnpool: output_shape input when constant, else (in - 1) * stride + kernel - pads (semantics::MaxUnpoolOutputDim).
 void MaxUnpool(InferenceContext& ctx) {
   if (ctx.has_input(2)) {
     if (auto s = ctx.input_ints(2)) {
@@ -378,14 +355,10 @@ void MaxUnpool(InferenceContext& ctx) {
   Dims out{(*x)[0], (*x)[1]};
   for (size_t d = 0; d < n; ++d) {
     const ir::Dim& in = (*x)[2 + d];
-    std::optional<int64_t> o = in.is_static() && in.value >= 1 && pads[d] != INT64_MIN && pads[d + n] != INT64_MIN
-                                   ? CheckedMul(in.value - 1, strides[d])
-                                   : std::nullopt;
-    if (o) {
-      for (int64_t add : {kernel[d], -pads[d], -pads[d + n]}) {
-        if (o) o = CheckedAdd(*o, add);
-      }
-    }
+    const std::optional<int64_t> o =
+        in.is_static() && in.value >= 1
+            ? semantics::MaxUnpoolOutputDim(in.value, kernel[d], strides[d], pads[d], pads[d + n])
+            : std::nullopt;
     out.push_back(o ? DimOf(*o) : UnknownDim());
   }
   ctx.SetOutputShape(0, std::move(out));

@@ -9,6 +9,7 @@
 
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
+#include "semantics/slice.h"
 
 namespace ferry::schemas {
 namespace {
@@ -181,22 +182,6 @@ void GatherND(InferenceContext& ctx) {
 
 void SameAsData(InferenceContext& ctx) { ctx.PropagateShape(0, 0); }
 
-// One axis of a Slice: the output length for a static input extent.
-int64_t SliceLength(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (dim <= 0) return 0;
-  if (step == INT64_MIN) step = -INT64_MAX;
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    return end > start ? (end - start - 1) / step + 1 : 0;
-  }
-  start = std::clamp<int64_t>(start, 0, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  return start > end ? (start - end - 1) / (-step) + 1 : 0;
-}
-
 void Slice(InferenceContext& ctx) {
   const Dims* x = ctx.input_shape(0);
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
@@ -244,7 +229,7 @@ void Slice(InferenceContext& ctx) {
     if (step == 0) ctx.Fail("steps must not be 0");
     const ir::Dim& d = (*x)[a];
     if (d.is_static()) {
-      out[a] = ir::Dim::Static(SliceLength(d.value, (*starts)[i], (*ends)[i], step));
+      out[a] = ir::Dim::Static(semantics::ResolveSliceAxis(d.value, (*starts)[i], (*ends)[i], step).length);
     } else if (!(step == 1 && (*starts)[i] == 0 && (*ends)[i] >= INT32_MAX)) {
       out[a] = UnknownDim();  // a full-range slice keeps the dim
     }
@@ -254,17 +239,15 @@ void Slice(InferenceContext& ctx) {
   const PartialValue* v = ctx.input_value(0);
   if (!v || v->scalar || n != 1) return;
   const int64_t len = static_cast<int64_t>(v->elems.size());
-  int64_t start = (*starts)[0], end = (*ends)[0];
-  const int64_t step = (*steps)[0];
-  const int64_t count = SliceLength(len, start, end, step);
-  if (count <= 0) {
+  const semantics::SliceAxis axis = semantics::ResolveSliceAxis(len, (*starts)[0], (*ends)[0], (*steps)[0]);
+  if (axis.length <= 0) {
     ctx.SetOutputValue(0, PartialValue{});
     return;
   }
-  if (start < 0) start += len;
-  start = step > 0 ? std::clamp<int64_t>(start, 0, len) : std::clamp<int64_t>(start, 0, len - 1);
   PartialValue r;
-  for (int64_t k = 0; k < count; ++k) r.elems.push_back(v->elems[static_cast<size_t>(start + k * step)]);
+  for (int64_t k = 0; k < axis.length; ++k) {
+    r.elems.push_back(v->elems[static_cast<size_t>(axis.begin + k * axis.step)]);
+  }
   ctx.SetOutputValue(0, std::move(r));
 }
 
