@@ -71,19 +71,25 @@ FusedActivationProblem ParseFusedActivation(std::string_view name, std::span<con
   return FusedActivationProblem::kNone;
 }
 
+std::string FusedActivationError(std::string_view name, std::span<const float> params) {
+  FusedActivation act;
+  switch (ParseFusedActivation(name, params, &act)) {
+    case FusedActivationProblem::kNone: return "";
+    case FusedActivationProblem::kUnknownName:
+      return "unknown activation '" + std::string(name) + "' (expected " + FusedActivationNames() + ")";
+    case FusedActivationProblem::kParamCount:
+      return "activation '" + std::string(name) + "' takes " + std::to_string(FindFusedActivation(name)->params) +
+             " activation_params (or none for the defaults), got " + std::to_string(params.size());
+  }
+  return "";
+}
+
 FusedActivation FusedActivationFromNode(const ir::Node& node) {
   const std::string name = node.GetString("activation", "");
   const std::vector<float> params = node.GetFloats("activation_params", {});
   FusedActivation act;
-  switch (ParseFusedActivation(name, params, &act)) {
-    case FusedActivationProblem::kNone: break;
-    case FusedActivationProblem::kUnknownName:
-      throw InvalidModelError(node.Describe() + ": unknown activation '" + name + "' (expected " +
-                              FusedActivationNames() + ")");
-    case FusedActivationProblem::kParamCount:
-      throw InvalidModelError(node.Describe() + ": activation '" + name + "' takes " +
-                              std::to_string(FindFusedActivation(name)->params) +
-                              " activation_params (or none for the defaults), got " + std::to_string(params.size()));
+  if (ParseFusedActivation(name, params, &act) != FusedActivationProblem::kNone) {
+    throw InvalidModelError(node.Describe() + ": " + FusedActivationError(name, params));
   }
   return act;
 }

@@ -69,8 +69,12 @@ enum class FusedActivationProblem { kNone, kUnknownName, kParamCount };
 // Parses `name` and `params` (empty: the defaults) into `out`; kNone, or what is wrong (then `out` is untouched).
 FusedActivationProblem ParseFusedActivation(std::string_view name, std::span<const float> params,
                                             FusedActivation* out);
-// The node's `activation` and `activation_params`; throws InvalidModelError naming the node for an unknown name or
-// a parameter count other than 0 or the activation's own.
+// "" when `name` with `params` is in the vocabulary, else why not: "unknown activation 'X' (expected ...)" or
+// "activation 'X' takes N activation_params (or none for the defaults), got M". Shape inference refuses such a
+// node with it, the ref kernels at creation.
+std::string FusedActivationError(std::string_view name, std::span<const float> params);
+// The node's `activation` and `activation_params`; throws InvalidModelError "node: FusedActivationError" for an
+// unknown name or a parameter count other than 0 or the activation's own.
 FusedActivation FusedActivationFromNode(const ir::Node& node);
 
 namespace detail {

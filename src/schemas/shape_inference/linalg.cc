@@ -8,6 +8,7 @@
 
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
+#include "semantics/fused_activation.h"
 #include "semantics/gemm.h"
 
 namespace ferry::schemas {
@@ -49,8 +50,13 @@ void MatMul(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
-// ai.ferry::FusedMatMul (schemas_ferry.cc): MatMul's output; C, when given, is [N] (N: B's column count).
+// ai.ferry::FusedMatMul (schemas_ferry.cc): MatMul's output; C, when given, is [N] (N: B's column count); an
+// activation of the table.
 void FusedMatMul(InferenceContext& ctx) {
+  // The fused activation must be one of the table's (semantics/fused_activation.h).
+  const std::string e = semantics::FusedActivationError(ctx.attr_string("activation", ""),
+                                                        ctx.attr_floats("activation_params"));
+  if (!e.empty()) ctx.Fail(e);
   MatMul<0, 1>(ctx);
   const Dims* c = ctx.has_input(2) ? ctx.input_shape(2) : nullptr;
   if (!c) return;

@@ -9,6 +9,7 @@
 
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
+#include "semantics/fused_activation.h"
 #include "semantics/window.h"
 
 namespace ferry::schemas {
@@ -155,8 +156,22 @@ std::span<const ir::Dim> BlockedSpatial(const Dims& x, int64_t block) {
   return std::span<const ir::Dim>(x).subspan(block > 0 ? 2 : 1, x.size() - (block > 0 ? 3 : 2));
 }
 
+// The fused activation of FusedConv / BlockedConv (semantics/fused_activation.h): Fails on one not in the table.
+void CheckFusedActivation(InferenceContext& ctx) {
+  const std::string e = semantics::FusedActivationError(ctx.attr_string("activation", ""),
+                                                        ctx.attr_floats("activation_params"));
+  if (!e.empty()) ctx.Fail(e);
+}
+
+// FusedConv: Conv's output, with a fused activation of the table.
+void FusedConv(InferenceContext& ctx) {
+  CheckFusedActivation(ctx);
+  Conv<1>(ctx);
+}
+
 // BlockedConv: X blocked (plain when plain_input = 1), W [M, C/group, k...] -> Y blocked (logical [N, M, out...]).
 void BlockedConv(InferenceContext& ctx) {
+  CheckFusedActivation(ctx);
   const int64_t block = BlockAttr(ctx);
   const Dims* x = ctx.input_shape(0);
   const Dims* w = ctx.input_shape(1);
@@ -557,7 +572,7 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference("", "DeformConv", 1, Conv<1>);
   r.SetInference("", "ConvTranspose", 1, ConvTranspose);
   const std::string ferry(kFerryDomain);
-  r.SetInference(ferry, "FusedConv", 1, Conv<1>);
+  r.SetInference(ferry, "FusedConv", 1, FusedConv);
   r.SetInference(ferry, "BlockedConv", 1, BlockedConv);
   r.SetInference(ferry, "BlockedPool", 1, BlockedPool);
   r.SetInference(ferry, "ReorderToBlocked", 1, ReorderToBlocked);
