@@ -381,6 +381,29 @@ TEST(ShapeInference, InvalidModelsAreRejectedNamingTheNode) {
   }
 }
 
+// MaxUnpool's pads hold a begin and an end per spatial dim, which is what the kernels require: shape inference used to
+// zero-pad or cut any other length and call the model valid, so `ferry check` passed what `ferry run` refused.
+TEST(ShapeInference, MaxUnpoolPadsMustHoldTwoValuesPerSpatialDim) {
+  for (const std::vector<int64_t>& pads : {std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 0, 0, 0, 0, 0}}) {
+    ModelBuilder b(17);
+    b.Input("x", kF, {1, 1, 2, 2});
+    b.Input("i", kI64, {1, 1, 2, 2});
+    auto& mu = b.Node("MaxUnpool", {"x", "i"}, {"y"}, "unpool");
+    Ints(mu, "kernel_shape", {2, 2});
+    Ints(mu, "strides", {2, 2});
+    Ints(mu, "pads", pads);
+    ExpectInvalid([&] { Infer(b); }, {"node 'unpool'", "MaxUnpool", "attribute pads", "expected 4"});
+  }
+  ModelBuilder ok(17);
+  ok.Input("x", kF, {1, 1, 2, 2});
+  ok.Input("i", kI64, {1, 1, 2, 2});
+  auto& mu = ok.Node("MaxUnpool", {"x", "i"}, {"y"}, "unpool");
+  Ints(mu, "kernel_shape", {2, 2});
+  Ints(mu, "strides", {2, 2});
+  Ints(mu, "pads", {1, 0, 1, 0});
+  EXPECT_EQ(TypeOf(*Infer(ok), "y"), "float32[1,1,2,4]");  // H: 4 - 1 - 1, W: 4 - 0 - 0
+}
+
 // Untrusted attribute and constant values at the int64 limits: inference either works, leaves dims unknown, or
 // rejects the model; it never overflows or crashes (run under the sanitizer build to see UB).
 TEST(ShapeInference, ExtremeValuesDoNotOverflow) {

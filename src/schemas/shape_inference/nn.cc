@@ -365,8 +365,7 @@ void MaxUnpool(InferenceContext& ctx) {
   if (!x || kernel.empty() || x->size() != kernel.size() + 2) return;
   const size_t n = kernel.size();
   const std::vector<int64_t> strides = SpatialAttr(ctx, "strides", n, 1);
-  std::vector<int64_t> pads = ctx.attr_ints("pads");
-  pads.resize(2 * n, 0);
+  const std::vector<int64_t> pads = PadsAttr(ctx, n, semantics::AutoPad::kNotSet);  // MaxUnpool has no auto_pad
   Dims out{(*x)[0], (*x)[1]};
   for (size_t d = 0; d < n; ++d) {
     const ir::Dim& in = (*x)[2 + d];
