@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "convert/adapter.h"
-#include "convert/clone_model.h"
+#include "ir/clone_model.h"
 #include "ferry/error.h"
 
 namespace ferry::convert {
@@ -205,7 +205,7 @@ OpsetConversion ConvertOpset(ir::Model& model, int64_t to) {
     throw InvalidArgumentError(model.Describe() + ": imports opset " + std::to_string(report.from) +
                                " of ai.onnx; Ferry converts between opsets " + range);
   }
-  auto work = CloneModel(model);
+  auto work = ir::CloneModel(model);
   Converter converter(*work, to);
   converter.Run(report);
   if (!converter.errors().empty()) {

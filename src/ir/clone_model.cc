@@ -1,8 +1,8 @@
-#include "convert/clone_model.h"
+#include "ir/clone_model.h"
 
 #include <unordered_map>
 
-namespace ferry::convert {
+namespace ferry::ir {
 namespace {
 
 class Cloner {
@@ -56,7 +56,7 @@ class Cloner {
 
 }  // namespace
 
-std::unique_ptr<ir::Model> CloneModel(const ir::Model& model) {
+std::unique_ptr<Model> CloneModel(const Model& model) {
   auto out = std::make_unique<ir::Model>();
   out->ir_version = model.ir_version;
   out->opsets = model.opsets;
@@ -83,4 +83,4 @@ std::unique_ptr<ir::Model> CloneModel(const ir::Model& model) {
   return out;
 }
 
-}  // namespace ferry::convert
+}  // namespace ferry::ir
