@@ -50,9 +50,9 @@ class Walker {
     return ins->second ? &*ins->second : nullptr;
   }
 
-  void InferSubgraphsDeclared(const ir::Node& n, const std::vector<const ir::Graph*>& visited) {
-    for (const ir::Graph* sub : n.subgraphs()) {
-      if (std::find(visited.begin(), visited.end(), sub) == visited.end()) InferGraph(const_cast<ir::Graph&>(*sub));
+  void InferSubgraphsDeclared(ir::Node& n, const std::vector<const ir::Graph*>& visited) {
+    for (ir::Graph* sub : n.mutable_subgraphs()) {
+      if (std::find(visited.begin(), visited.end(), sub) == visited.end()) InferGraph(*sub);
     }
   }
 
@@ -75,8 +75,13 @@ class Walker {
     schemas::InferOutputElementTypes(n, *schema, ctx.inputs, ctx.outputs);
     if (schema->infer) {
       if (report_) ++report_->nodes_inferred;
-      ctx.infer_subgraph = [this](const ir::Graph& g, const std::vector<const ir::TypeInfo*>& input_types) {
-        return InferSubgraph(const_cast<ir::Graph&>(g), input_types);
+      // The inference function names the subgraph through the node it reads (const); it is one of `n`'s own.
+      ctx.infer_subgraph = [this, &n](const ir::Graph& g, const std::vector<const ir::TypeInfo*>& input_types) {
+        for (ir::Graph* sub : n.mutable_subgraphs()) {
+          if (sub == &g) return InferSubgraph(*sub, input_types);
+        }
+        throw InternalError(n.Describe() + ": type inference asked for subgraph '" + g.name() +
+                            "', which is not one of the node's");
       };
       try {
         schema->infer(ctx);
