@@ -267,7 +267,14 @@ PlacementOptions ResolvePlacementOptions(const std::vector<std::string>& backend
       options.backends.push_back(b);
     }
   }
-  for (const auto& [pattern, backend] : pins) {
+  for (size_t i = 0; i < pins.size(); ++i) {
+    const auto& [pattern, backend] = pins[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (pins[j].first == pattern && pins[j].second != backend) {
+        throw InvalidArgumentError("--pin " + pattern + "=" + pins[j].second + " and --pin " + pattern + "=" +
+                                   backend + ": one node or op type pinned to two backends");
+      }
+    }
     options.pins.push_back({pattern, find(backend, "--pin " + pattern + "=" + backend + ": ")});
   }
   options.allow_fallback = allow_fallback;

@@ -405,6 +405,22 @@ TEST(Placement, PinsByOpTypeAndByNameAndTheirErrors) {
   EXPECT_THROW(Create(ChainModel(), o), InvalidArgumentError);
 }
 
+// Two pins of one node or op type to different backends are a contradiction, not "the first wins": the second
+// was ignored without a word. The same pin twice is harmless.
+TEST(Placement, ConflictingPinsAreRefused) {
+  SessionOptions o = On({"simdev", "ref"});
+  o.pins = {{"Relu", "ref"}, {"Relu", "simdev"}};
+  try {
+    Create(ChainModel(), o);
+    ADD_FAILURE() << "expected an error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_TRUE(Contains(e.what(), "--pin Relu=ref and --pin Relu=simdev: one node or op type pinned to two backends"))
+        << e.what();
+  }
+  o.pins = {{"Relu", "ref"}, {"Relu", "ref"}};
+  EXPECT_EQ(NodeIn(Create(ChainModel(), o)->placement(), "relu").backend, "ref");
+}
+
 // ---- the report, and check agreeing with run ---------------------------------------------------------------
 
 TEST(Placement, ReportTextAndJson) {
