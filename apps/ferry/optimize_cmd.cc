@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "core/regular_file.h"
 #include "ferry/error.h"
 #include "ir/dump.h"
 #include "passes/pass_manager.h"
@@ -83,8 +84,9 @@ int Optimize(const OptimizeArgs& a) {
     return Usage(e.what());
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(a.input, ec)) {
-    std::cerr << "ferry: error [InvalidArgument]: model '" << a.input << "': no such file\n";
+  if (const RegularFile file = RegularFile::Open(a.input); !file.ok()) {  // a FIFO is refused without blocking
+    std::cerr << "ferry: error [InvalidArgument]: model '" << a.input
+              << "': " << (file.error() == "does not exist" ? "no such file" : file.error()) << "\n";
     return 1;
   }
 

@@ -188,6 +188,9 @@ expect check_external_fifo 1 "initializer 'w'.*pipe.bin' is a FIFO, not a regula
   timeout 20 "$FERRY" check "$TMP/bad/ext_fifo.onnx"
 expect run_model_fifo 1 "pipe.onnx': is a FIFO, not a regular file" -- timeout 20 "$FERRY" run "$TMP/bad/pipe.onnx" --random
 expect check_model_fifo 1 "pipe.onnx': is a FIFO, not a regular file" -- timeout 20 "$FERRY" check "$TMP/bad/pipe.onnx"
+expect optimize_model_fifo 1 "pipe.onnx': is a FIFO, not a regular file" -- \
+  timeout 20 "$FERRY" optimize "$TMP/bad/pipe.onnx" "$TMP/bad/optimized.onnx"
+expect optimize_model_missing 1 "nothing.onnx': no such file" -- "$FERRY" optimize "$TMP/bad/nothing.onnx" "$TMP/bad/o.onnx"
 expect run_input_npy_fifo 1 "input 'input': npy file '.*pipe.npy': is a FIFO, not a regular file" -- \
   timeout 20 "$FERRY" run "$M" --input "input=$TMP/bad/pipe.npy"
 expect run_input_pb_fifo 1 "input 'input': '.*pipe.pb' is a FIFO, not a regular file" -- \
