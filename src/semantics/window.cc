@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked_int.h"
 #include "ferry/error.h"
 
 namespace ferry::semantics {
@@ -13,28 +14,10 @@ int64_t Product(const std::vector<int64_t>& v) {
   return p;
 }
 
-std::optional<int64_t> Mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> Add(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> Sub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
 // (kernel - 1) * dilation + 1: the extent a dilated kernel spans.
 std::optional<int64_t> DilatedKernel(int64_t kernel, int64_t dilation) {
-  const auto m = Mul(kernel - 1, dilation);
-  return m ? Add(*m, 1) : std::nullopt;
+  const auto m = CheckedMul(kernel - 1, dilation);
+  return m ? CheckedAdd(*m, 1) : std::nullopt;
 }
 
 bool Same(AutoPad p) { return p == AutoPad::kSameUpper || p == AutoPad::kSameLower; }
@@ -101,8 +84,8 @@ std::optional<WindowDim> ResolveWindowDim(int64_t in, int64_t kernel, int64_t st
   WindowDim d;
   if (Same(auto_pad)) {
     d.out = in / stride + (in % stride != 0 ? 1 : 0);
-    const auto reach = Mul(d.out - 1, stride);
-    const auto total = reach ? Add(*reach, *eff) : std::nullopt;
+    const auto reach = CheckedMul(d.out - 1, stride);
+    const auto total = reach ? CheckedAdd(*reach, *eff) : std::nullopt;
     if (!total) return std::nullopt;
     SplitPadding(std::max<int64_t>(0, *total - in), auto_pad, &d);
     return d;
@@ -111,8 +94,8 @@ std::optional<WindowDim> ResolveWindowDim(int64_t in, int64_t kernel, int64_t st
     d.pad_begin = pad_begin;
     d.pad_end = pad_end;
   }
-  const auto padded = Add(d.pad_begin, d.pad_end);
-  const auto total = padded ? Add(in, *padded) : std::nullopt;
+  const auto padded = CheckedAdd(d.pad_begin, d.pad_end);
+  const auto total = padded ? CheckedAdd(in, *padded) : std::nullopt;
   if (!total) return std::nullopt;
   const int64_t span = *total - *eff;
   if (span < 0) {
@@ -258,15 +241,15 @@ std::optional<WindowDim> ResolveConvTransposeDim(int64_t in, int64_t kernel, int
                                                  int64_t pad_begin, int64_t pad_end, int64_t output_padding,
                                                  AutoPad auto_pad, std::optional<int64_t> output_shape) {
   const auto eff = DilatedKernel(kernel, dilation);
-  const auto reach = Mul(stride, in - 1);
-  const auto with_kernel = eff && reach ? Add(*reach, *eff) : std::nullopt;
-  const auto natural = with_kernel ? Add(*with_kernel, output_padding) : std::nullopt;
+  const auto reach = CheckedMul(stride, in - 1);
+  const auto with_kernel = eff && reach ? CheckedAdd(*reach, *eff) : std::nullopt;
+  const auto natural = with_kernel ? CheckedAdd(*with_kernel, output_padding) : std::nullopt;
   if (!natural) return std::nullopt;
   WindowDim d;
   if (output_shape || Same(auto_pad)) {
     // Pads come from the requested output extent.
-    const auto out = output_shape ? output_shape : Mul(in, stride);
-    const auto total = out ? Sub(*natural, *out) : std::nullopt;
+    const auto out = output_shape ? output_shape : CheckedMul(in, stride);
+    const auto total = out ? CheckedSub(*natural, *out) : std::nullopt;
     if (!total) return std::nullopt;
     d.out = *out;
     SplitPadding(std::max<int64_t>(0, *total), auto_pad, &d);
@@ -276,8 +259,8 @@ std::optional<WindowDim> ResolveConvTransposeDim(int64_t in, int64_t kernel, int
     d.pad_begin = pad_begin;
     d.pad_end = pad_end;
   }
-  const auto padded = Add(d.pad_begin, d.pad_end);
-  const auto out = padded ? Sub(*natural, *padded) : std::nullopt;
+  const auto padded = CheckedAdd(d.pad_begin, d.pad_end);
+  const auto out = padded ? CheckedSub(*natural, *padded) : std::nullopt;
   if (!out) return std::nullopt;
   d.out = *out;
   return d;
@@ -352,9 +335,9 @@ ConvTransposeShape ResolveConvTranspose(const ConvTransposeAttrs& attrs, const S
 
 std::optional<int64_t> MaxUnpoolOutputDim(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
                                           int64_t pad_end) {
-  std::optional<int64_t> o = Mul(in - 1, stride);
+  std::optional<int64_t> o = CheckedMul(in - 1, stride);
   for (const auto& [add, sign] : {std::pair{kernel, 1}, std::pair{pad_begin, -1}, std::pair{pad_end, -1}}) {
-    if (o) o = sign > 0 ? Add(*o, add) : Sub(*o, add);
+    if (o) o = sign > 0 ? CheckedAdd(*o, add) : CheckedSub(*o, add);
   }
   return o;
 }

@@ -255,18 +255,6 @@ ir::Dim MergeDim(const ir::Dim& a, const ir::Dim& b, bool* conflict) {
   return b;
 }
 
-std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
 ir::Dim DimProduct(std::span<const ir::Dim> dims) {
   int64_t prod = 1;
   const ir::Dim* other = nullptr;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/checked_int.h"
 #include "ir/graph.h"
 #include "schemas/schema.h"
 #include "semantics/broadcast.h"
@@ -144,8 +145,8 @@ ir::Dim DimProduct(std::span<const ir::Dim> dims);
 ir::Dim MulDim(const ir::Dim& a, int64_t b);
 // Normalizes `axis` into [0, rank); Fails naming `what` when out of range.
 int64_t NormalizeAxis(InferenceContext& ctx, int64_t axis, int64_t rank, std::string_view what);
-// Checked arithmetic (model attributes and dims are untrusted): nullopt on overflow.
-std::optional<int64_t> CheckedMul(int64_t a, int64_t b);
-std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
+// Checked arithmetic (model attributes and dims are untrusted): nullopt on overflow (core/checked_int.h).
+using ferry::CheckedAdd;
+using ferry::CheckedMul;
 
 }  // namespace ferry::schemas
