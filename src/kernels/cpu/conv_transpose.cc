@@ -21,13 +21,11 @@ namespace {
 
 using dnnl::memory;
 
-// The resolved shapes of one ConvTranspose: X [N, C, in...], W [C, M/group, kernel...] -> Y [N, M, out...].
-struct DeconvShape {
-  int64_t batch = 0, channels = 0, out_channels = 0;
-  std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin;
+// The resolved shapes of one ConvTranspose (X [N, C, in...], W [C, M/group, kernel...] -> Y [N, M, out...]), as
+// semantics::ResolveConvTranspose gives them, plus oneDNN's view of them.
+struct DeconvShape : semantics::ConvTransposeShape {
   std::vector<int64_t> covered;  // per dim: the output extent the primitive computes (<= out; the rest is bias)
-  std::vector<int64_t> pad_end;  // oneDNN's pad_r for the covered extent (>= 0)
-  Shape y_shape;
+  std::vector<int64_t> pad_r;    // oneDNN's pad_r for the covered extent (>= 0)
 };
 
 class ConvTranspose : public OpKernel {
@@ -109,28 +107,18 @@ class ConvTranspose : public OpKernel {
 
   // The ONNX geometry (semantics::ResolveConvTranspose, as the ref kernel resolves it), plus oneDNN's view of it.
   DeconvShape Resolve(const Shape& x, const Shape& w, const std::string& what) const {
-    const semantics::ConvTransposeShape r = semantics::ResolveConvTranspose(attrs_, x, w, what);
     DeconvShape s;
-    s.batch = r.batch;
-    s.channels = r.channels;
-    s.out_channels = r.out_channels;
-    s.in = r.in;
-    s.out = r.out;
-    s.kernel = r.kernel;
-    s.strides = r.strides;
-    s.dilations = r.dilations;
-    s.pad_begin = r.pad_begin;
-    s.y_shape = r.y_shape;
+    static_cast<semantics::ConvTransposeShape&>(s) = semantics::ResolveConvTranspose(attrs_, x, w, what);
     const size_t rank = s.in.size();
     s.covered.assign(rank, 0);
-    s.pad_end.assign(rank, 0);
+    s.pad_r.assign(rank, 0);
     for (size_t d = 0; d < rank; ++d) {
       const int64_t eff = (s.kernel[d] - 1) * s.dilations[d] + 1;
       const int64_t reach = s.strides[d] * (s.in[d] - 1) + eff;  // what the input taps span, before any pad
       // oneDNN: out = reach - pad_l - pad_r. A negative pad_r means output beyond every tap: compute the
       // covered extent only.
       const int64_t pad_r = reach - s.pad_begin[d] - s.out[d];
-      s.pad_end[d] = std::max<int64_t>(pad_r, 0);
+      s.pad_r[d] = std::max<int64_t>(pad_r, 0);
       s.covered[d] = pad_r >= 0 ? s.out[d] : reach - s.pad_begin[d];
     }
     return s;
@@ -169,7 +157,7 @@ class ConvTranspose : public OpKernel {
       wstrides.push_back(stride);
     }
     memory::dims strides(s.strides.begin(), s.strides.end()), dilates, pad_l(s.pad_begin.begin(), s.pad_begin.end()),
-        pad_r(s.pad_end.begin(), s.pad_end.end());
+        pad_r(s.pad_r.begin(), s.pad_r.end());
     for (int64_t d : s.dilations) dilates.push_back(d - 1);
 
     auto plan = std::make_shared<ConvPlan>();
