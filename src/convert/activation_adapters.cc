@@ -10,7 +10,7 @@ namespace {
 
 ir::Node* SwishDown(ConversionContext& ctx, ir::Node* n, const Step&) {
   const float alpha = n->GetFloat("alpha", 1.0f);
-  const DataType dt = ElemType(n->input(0));
+  const DataType dt = TensorElementType(n->input(0));
   if (alpha != 1.0f && !IsFloatingPoint(dt)) {
     Refuse("writing it out in older ops needs the input's float element type, which is " +
            std::string(dt == DataType::kUndefined ? "unknown" : DataTypeName(dt)));

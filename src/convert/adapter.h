@@ -23,6 +23,7 @@
 #include "ferry/tensor.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
+#include "ir/value_query.h"
 #include "schemas/schema.h"
 
 namespace ferry::convert {
@@ -135,19 +136,18 @@ void CheckNodeAt(const ir::Node& node, const schemas::OpSchema& schema, const sc
 
 // ---- helpers for adapters ----------------------------------------------------------------------------------
 
-// The constant behind a value: an initializer that is not a graph input, or a Constant node's value (any of its
-// value* attributes). nullopt otherwise.
-std::optional<Tensor> ConstantValue(const ir::Value* v);
-// A constant integer tensor's values (int32/int64), nullopt when not constant or not an integer tensor.
-std::optional<std::vector<int64_t>> ConstantInts(const ir::Value* v);
-// A constant float tensor's values (float/double/float16/bfloat16) as double, nullopt otherwise.
-std::optional<std::vector<double>> ConstantFloats(const ir::Value* v);
-// Rank of a tensor value when known.
-std::optional<int64_t> KnownRank(const ir::Value* v);
-// The static dims of a tensor value when all are known.
-std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v);
-// Element type of a tensor value (kUndefined when unknown).
-DataType ElemType(const ir::Value* v);
+// The value queries adapters ask (ir/value_query.h). Constants: an initializer that is not a graph input, or a
+// Constant node's value (any of its value* attributes), as a copy; an integer tensor's values (int32/int64), a
+// float tensor's (float/double/float16/bfloat16) as double. Shapes and element types: what the value's type
+// declares (an initializer's tensor is not consulted): its rank, its dims, its dims when all are static, the
+// element type of a tensor.
+using ir::ConstantFloats;
+using ir::ConstantInts;
+using ir::ConstantValue;
+using ir::TensorElementType;
+using ir::TypeDims;
+using ir::TypeRank;
+using ir::TypeStaticShape;
 // True when the value has readers (nodes, subgraphs) or is a graph output.
 bool IsUsed(const ir::Value* v);
 

@@ -6,7 +6,6 @@
 
 #include "convert/adapter.h"
 #include "ferry/error.h"
-#include "ferry/float16.h"
 #include "legalize/decomposition.h"
 #include "schemas/validate.h"
 
@@ -311,79 +310,6 @@ bool GenericStep(ir::Node& node, const Step& step) {
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------------
-
-std::optional<Tensor> ConstantValue(const ir::Value* v) {
-  if (!v) return std::nullopt;
-  if (const ir::Node* p = v->producer()) {
-    if (!p->domain().empty() || p->op_type() != "Constant") return std::nullopt;
-    for (const ir::Attribute& a : p->attributes()) {
-      if (a.name == "value" && a.type == ir::AttrType::kTensor) return a.t;
-      if (a.name == "value_float") return Tensor::FromVector(DataType::kFloat, Shape{}, std::vector<float>{a.f});
-      if (a.name == "value_floats") {
-        return Tensor::FromVector(DataType::kFloat, Shape{static_cast<int64_t>(a.floats.size())}, a.floats);
-      }
-      if (a.name == "value_int") return Tensor::FromVector(DataType::kInt64, Shape{}, std::vector<int64_t>{a.i});
-      if (a.name == "value_ints") {
-        return Tensor::FromVector(DataType::kInt64, Shape{static_cast<int64_t>(a.ints.size())}, a.ints);
-      }
-    }
-    return std::nullopt;
-  }
-  if (!v->is_initializer()) return std::nullopt;
-  const auto& in = v->owner()->inputs();
-  if (std::find(in.begin(), in.end(), v) != in.end()) return std::nullopt;  // a feed may override it
-  return *v->initializer();
-}
-
-std::optional<std::vector<int64_t>> ConstantInts(const ir::Value* v) {
-  auto t = ConstantValue(v);
-  if (!t) return std::nullopt;
-  std::vector<int64_t> out(static_cast<size_t>(t->size()));
-  if (t->dtype() == DataType::kInt64) {
-    std::copy(t->data<int64_t>(), t->data<int64_t>() + t->size(), out.begin());
-  } else if (t->dtype() == DataType::kInt32) {
-    std::copy(t->data<int32_t>(), t->data<int32_t>() + t->size(), out.begin());
-  } else {
-    return std::nullopt;
-  }
-  return out;
-}
-
-std::optional<std::vector<double>> ConstantFloats(const ir::Value* v) {
-  auto t = ConstantValue(v);
-  if (!t) return std::nullopt;
-  std::vector<double> out(static_cast<size_t>(t->size()));
-  for (int64_t i = 0; i < t->size(); ++i) {
-    const size_t k = static_cast<size_t>(i);
-    switch (t->dtype()) {
-      case DataType::kFloat:
-        out[k] = t->data<float>()[i];
-        break;
-      case DataType::kDouble:
-        out[k] = t->data<double>()[i];
-        break;
-      case DataType::kFloat16:
-        out[k] = static_cast<float>(t->data<Float16>()[i]);
-        break;
-      case DataType::kBFloat16:
-        out[k] = static_cast<float>(t->data<BFloat16>()[i]);
-        break;
-      default:
-        return std::nullopt;
-    }
-  }
-  return out;
-}
-
-std::optional<int64_t> KnownRank(const ir::Value* v) { return v ? v->type().rank() : std::nullopt; }
-
-std::optional<std::vector<int64_t>> StaticDims(const ir::Value* v) {
-  return v ? v->type().static_dims() : std::nullopt;
-}
-
-DataType ElemType(const ir::Value* v) {
-  return v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined;
-}
 
 bool IsUsed(const ir::Value* v) {
   if (!v) return false;

@@ -9,8 +9,8 @@
 namespace ferry::convert {
 namespace {
 
-int64_t RankOf(const ir::Value* v, const std::string& what) {
-  auto r = KnownRank(v);
+int64_t RankOrRefuse(const ir::Value* v, const std::string& what) {
+  auto r = TypeRank(v);
   if (!r) Refuse("a negative " + what + " needs the input's rank, which is unknown");
   return *r;
 }
@@ -19,7 +19,7 @@ int64_t RankOf(const ir::Value* v, const std::string& what) {
 void FixAxisAttr(ir::Node& n, const std::string& name, int64_t extra = 0) {
   const ir::Attribute* a = n.attr(name);
   if (!a || a->type != ir::AttrType::kInt || a->i >= 0) return;
-  const int64_t rank = RankOf(n.input(0), name) + extra;
+  const int64_t rank = RankOrRefuse(n.input(0), name) + extra;
   std::vector<ir::Attribute> attrs = n.attributes();
   SetAttr(attrs, IntAttr(name, NormalizeAxis(a->i, rank, name)));
   n.mutable_attributes() = attrs;
@@ -29,7 +29,7 @@ void FixAxesAttr(ir::Node& n, const std::string& name, int64_t extra = 0) {
   const ir::Attribute* a = n.attr(name);
   if (!a || a->type != ir::AttrType::kInts) return;
   if (std::all_of(a->ints.begin(), a->ints.end(), [](int64_t x) { return x >= 0; })) return;
-  const int64_t rank = RankOf(n.input(0), name) + extra;
+  const int64_t rank = RankOrRefuse(n.input(0), name) + extra;
   std::vector<int64_t> axes = a->ints;
   for (int64_t& x : axes) x = NormalizeAxis(x, rank, name);
   std::vector<ir::Attribute> attrs = n.attributes();
@@ -106,7 +106,7 @@ ir::Node* SliceDown(ConversionContext& ctx, ir::Node* n, const Step& step) {
     auto c = ConstantInts(axes);
     if (!c) Refuse("its axes ('" + axes->name() + "') are not constant, and only opset 11 defines negative axes");
     if (std::any_of(c->begin(), c->end(), [](int64_t x) { return x < 0; })) {
-      const int64_t rank = RankOf(n->input(0), "axis");
+      const int64_t rank = RankOrRefuse(n->input(0), "axis");
       for (int64_t& x : *c) x = NormalizeAxis(x, rank, "axis");
       std::vector<ir::Value*> inputs = n->inputs();
       inputs[3] = ctx.Build(*n->owner()).AddInt64s(NodeBase(*n) + "_axes", *c);

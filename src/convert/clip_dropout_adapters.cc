@@ -15,7 +15,7 @@ namespace {
 
 ir::Node* ClipUp11(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Graph& g = *n->owner();
-  const DataType dt = ElemType(n->input(0));
+  const DataType dt = TensorElementType(n->input(0));
   std::vector<ir::Value*> inputs = {n->input(0), nullptr, nullptr};
   const char* names[2] = {"min", "max"};
   for (int i = 0; i < 2; ++i) {
@@ -37,7 +37,7 @@ ir::Node* ClipDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
   for (size_t i = 1; i < 3; ++i) {
     ir::Value* v = n->input(i);
     if (!v) {
-      if (ElemType(n->input(0)) == DataType::kDouble) {
+      if (TensorElementType(n->input(0)) == DataType::kDouble) {
         Refuse(std::string("without ") + names[i - 1] + " a double input is not clamped, while " + step.ToName() +
                " clamps at FLT_MAX");
       }

@@ -48,7 +48,7 @@ ir::Node* BatchNormDown14(ConversionContext& ctx, ir::Node* n, const Step& step)
 // GroupNormalization: scale/bias per group <-> per channel.
 ir::Node* GroupNorm21(ConversionContext& ctx, ir::Node* n, const Step& step) {
   const int64_t groups = n->GetInt("num_groups", 0);
-  auto dims = KnownRank(n->input(0)) ? n->input(0)->type().shape : std::nullopt;
+  auto dims = TypeDims(n->input(0));
   if (!dims || dims->size() < 2 || !(*dims)[1].is_static() || groups <= 0 || (*dims)[1].value % groups != 0) {
     Refuse("scale and bias change from per-group to per-channel at opset 21, which needs the channel count");
   }

@@ -45,7 +45,7 @@ ir::Node* ScatterElementsDown11(ConversionContext& ctx, ir::Node* n, const Step&
   std::vector<ir::Attribute> attrs = n->attributes();
   const int64_t axis = n->GetInt("axis", 0);
   if (axis < 0) {
-    auto rank = KnownRank(n->input(0));
+    auto rank = TypeRank(n->input(0));
     if (!rank) Refuse("a negative axis needs the data's rank, which is unknown");
     SetAttr(attrs, IntAttr("axis", NormalizeAxis(axis, *rank, "axis")));
   }
@@ -85,7 +85,7 @@ ir::Node* GridSample20(ConversionContext&, ir::Node* n, const Step& step) {
   } else {
     if (mode == "linear") renamed = "bilinear";
     if (mode == "cubic") renamed = "bicubic";
-    auto rank = KnownRank(n->input(0));
+    auto rank = TypeRank(n->input(0));
     if (!rank || *rank != 4)
       Refuse(step.ToName() + " samples 4-D inputs only, and this input's rank is " +
              (rank ? std::to_string(*rank) : std::string("unknown")));
@@ -124,7 +124,7 @@ ir::Node* DftDown20(ConversionContext& ctx, ir::Node* n, const Step& step) {
 ir::Node* QuantDown13(ConversionContext&, ir::Node* n, const Step& step) {
   const ir::Value* scale = n->input(1);
   auto c = ConstantValue(scale);
-  const bool per_tensor = c ? c->size() == 1 : (KnownRank(scale) && *KnownRank(scale) == 0);
+  const bool per_tensor = c ? c->size() == 1 : (TypeRank(scale) && *TypeRank(scale) == 0);
   if (!per_tensor) Refuse("its scale may be per-axis, and " + step.ToName() + " takes one scale for the tensor");
   n->mutable_attributes() = AttrsWithout(*n, {"axis"});
   GenericStep(*n, step);

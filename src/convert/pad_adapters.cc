@@ -14,7 +14,7 @@ ir::Node* Up11(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Value*> inputs = {n->input(0), ctx.Build(g).AddInt64s(NodeBase(*n) + "_pads", n->GetInts("pads"))};
   const float value = n->GetFloat("value", 0.0f);
   if (value != 0.0f) {
-    const DataType dt = ElemType(n->input(0));
+    const DataType dt = TensorElementType(n->input(0));
     ir::Value* c = dt == DataType::kUndefined ? nullptr : ctx.Build(g).AddScalar(NodeBase(*n) + "_value", dt, value);
     if (!c) Refuse("value " + std::to_string(value) + " needs the data's element type, which is unknown");
     inputs.push_back(c);
@@ -51,7 +51,7 @@ ir::Node* Down18(ConversionContext& ctx, ir::Node* n, const Step& step) {
   }
   auto a = ConstantInts(axes);
   auto p = ConstantInts(n->input(1));
-  auto rank = KnownRank(n->input(0));
+  auto rank = TypeRank(n->input(0));
   if (!a || !p || !rank) {
     Refuse("it pads only the listed axes; writing pads for every axis needs constant axes and pads and the rank");
   }

@@ -88,7 +88,7 @@ ir::Node* ResizeDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Value* scales_out = scales_in;
   if (!scales_in || (scales && scales->empty())) {
     auto sizes = ConstantInts(sizes_in);
-    auto dims = StaticDims(n->input(0));
+    auto dims = TypeStaticShape(n->input(0));
     if (!sizes || !dims || sizes->size() != dims->size()) {
       Refuse("it is given sizes, and " + step.ToName() + " takes scales: that needs constant sizes and static dims");
     }
@@ -155,7 +155,7 @@ ir::Node* ResizeDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
   std::vector<ir::Attribute> attrs = AttrsWithout(*n, {"antialias", "keep_aspect_ratio_policy", "axes"});
   std::vector<ir::Value*> inputs = InputsResized(*n, 4);
   if (const ir::Attribute* ax = n->attr("axes")) {
-    auto rank = KnownRank(n->input(0));
+    auto rank = TypeRank(n->input(0));
     if (!rank) Refuse("axes over an input of unknown rank");
     std::vector<size_t> axes;
     for (int64_t a : ax->ints) axes.push_back(static_cast<size_t>(NormalizeAxis(a, *rank, "axis")));
@@ -171,7 +171,7 @@ ir::Node* ResizeDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
     }
     if (inputs[3]) {
       auto s = ConstantInts(inputs[3]);
-      auto dims = StaticDims(n->input(0));
+      auto dims = TypeStaticShape(n->input(0));
       if (!s || s->size() != axes.size() || !dims) {
         Refuse("with axes, the sizes must be a constant and the input's dims static to be written for every axis");
       }

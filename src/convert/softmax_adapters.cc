@@ -16,7 +16,7 @@ ir::Node* Up13(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Value* x = n->input(0);
   ir::Value* y = n->output(0);
   const int64_t axis = n->GetInt("axis", 1);
-  const auto rank = KnownRank(x);
+  const auto rank = TypeRank(x);
   const bool last = axis == -1 || (rank && NormalizeAxis(axis, *rank, "axis") == *rank - 1);
   std::vector<ir::Attribute> attrs = AttrsWithout(*n, {"axis"});
   attrs.push_back(IntAttr("axis", -1));  // the last axis: of the input, or of its 2-D view
@@ -32,7 +32,7 @@ ir::Node* Up13(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Value* y2 = b.AddValue(y->name() + "_2d_out");
   ir::Node* r = ctx.Rebuild(n, n->op_type(), {flat}, {y2}, attrs);
   ir::Value* shape = nullptr;
-  if (auto dims = StaticDims(x)) {
+  if (auto dims = TypeStaticShape(x)) {
     shape = b.AddInt64s(base + "_shape", *dims);
   } else {
     shape = b.AddValue(base + "_shape");
@@ -48,7 +48,7 @@ ir::Node* Down13(ConversionContext& ctx, ir::Node* n, const Step& step) {
   ir::Value* x = n->input(0);
   ir::Value* y = n->output(0);
   const int64_t axis = n->GetInt("axis", -1);
-  const auto rank = KnownRank(x);
+  const auto rank = TypeRank(x);
   std::vector<ir::Attribute> attrs = AttrsWithout(*n, {"axis"});
   if (!rank) {
     if (axis != -1) {
@@ -86,7 +86,7 @@ ir::Node* Down13(ConversionContext& ctx, ir::Node* n, const Step& step) {
 ir::Node* Down11(ConversionContext&, ir::Node* n, const Step& step) {
   const int64_t axis = n->GetInt("axis", 1);
   if (axis < 0) {
-    auto rank = KnownRank(n->input(0));
+    auto rank = TypeRank(n->input(0));
     if (!rank) Refuse("a negative axis needs the input's rank, which is unknown");
     std::vector<ir::Attribute> attrs = n->attributes();
     SetAttr(attrs, IntAttr("axis", NormalizeAxis(axis, *rank, "axis")));

@@ -64,7 +64,7 @@ ir::Node* SplitDown18(ConversionContext& ctx, ir::Node* n, const Step& step) {
   if (n->input(1)) {
     inputs.push_back(n->input(1));  // split given too: num_outputs says nothing more
   } else {
-    const auto dims = KnownRank(n->input(0)) ? n->input(0)->type().shape : std::nullopt;
+    const auto dims = TypeDims(n->input(0));
     const int64_t rank = dims ? static_cast<int64_t>(dims->size()) : 0;
     if (!dims) Refuse("num_outputs over an input of unknown rank");
     const ir::Dim& d = (*dims)[static_cast<size_t>(NormalizeAxis(n->GetInt("axis", 0), rank, "axis"))];

@@ -83,7 +83,7 @@ ir::Node* ShapeDown15(ConversionContext& ctx, ir::Node* n, const Step& step) {
 }
 
 ir::Node* CastLikeDown15(ConversionContext& ctx, ir::Node* n, const Step&) {
-  const DataType to = ElemType(n->input(1));
+  const DataType to = TensorElementType(n->input(1));
   if (to == DataType::kUndefined) Refuse("CastLike does not exist before opset 15, and the target type is unknown");
   return ctx.Rebuild(n, "Cast", {n->input(0)}, n->outputs(), {IntAttr("to", static_cast<int64_t>(to))});
 }
@@ -96,8 +96,8 @@ ir::Node* VariadicDown8(ConversionContext&, ir::Node* n, const Step& step) {
       first = v;
       continue;
     }
-    const auto a = KnownRank(first) ? first->type().shape : std::nullopt;
-    const auto b = KnownRank(v) ? v->type().shape : std::nullopt;
+    const auto a = TypeDims(first);
+    const auto b = TypeDims(v);
     bool same = a && b && a->size() == b->size();
     for (size_t i = 0; same && i < a->size(); ++i) {
       const ir::Dim &x = (*a)[i], &y = (*b)[i];
@@ -117,7 +117,7 @@ ir::Node* GemmDown11(ConversionContext& ctx, ir::Node* n, const Step& step) {
     GenericStep(*n, step);
     return n;
   }
-  const DataType dt = ElemType(n->input(0));
+  const DataType dt = TensorElementType(n->input(0));
   ir::Value* zero = dt == DataType::kUndefined ? nullptr : ctx.Build(*n->owner()).AddScalar(NodeBase(*n) + "_c", dt, 0);
   if (!zero)
     Refuse("C is absent, and " + step.ToName() + " needs one: a zero C needs A's element type, which is unknown");

@@ -20,9 +20,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool SameDim(const ir::Value* a, int64_t i, const ir::Value* b, int64_t j) {
-  const int64_t x = DimOf(a, i), y = DimOf(b, j);
+  const int64_t x = DimOrMinusOne(a, i), y = DimOrMinusOne(b, j);
   if (x >= 0 || y >= 0) return x == y;
-  const int64_t ra = RankOf(a), rb = RankOf(b);
+  const int64_t ra = RankOrMinusOne(a), rb = RankOrMinusOne(b);
   if (i < 0) i += ra;
   if (j < 0) j += rb;
   const std::string& sa = (*a->type().shape)[static_cast<size_t>(i)].symbol;
@@ -39,25 +39,25 @@ struct Shapes {
 Shapes Read(const ir::Node& n) {
   Shapes s;
   const ir::Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
-  s.rank = RankOf(q);
+  s.rank = RankOrMinusOne(q);
   const int64_t qh = n.GetInt("q_num_heads", 0), kvh = n.GetInt("kv_num_heads", 0);
   if (s.rank == 3) {
     s.q_heads = qh > 0 ? qh : -1;
     s.kv_heads = kvh > 0 ? kvh : -1;
-    const int64_t hq = DimOf(q, 2), hv = DimOf(v, 2);
+    const int64_t hq = DimOrMinusOne(q, 2), hv = DimOrMinusOne(v, 2);
     if (s.q_heads > 0 && hq >= 0) s.head = hq / s.q_heads;
     if (s.kv_heads > 0 && hv >= 0) s.v_head = hv / s.kv_heads;
-    s.q_seq = DimOf(q, 1), s.kv_seq = DimOf(k, 1);
+    s.q_seq = DimOrMinusOne(q, 1), s.kv_seq = DimOrMinusOne(k, 1);
   } else if (s.rank == 4) {
-    s.q_heads = DimOf(q, 1) >= 0 ? DimOf(q, 1) : (qh > 0 ? qh : -1);
-    s.kv_heads = DimOf(k, 1) >= 0 ? DimOf(k, 1) : (kvh > 0 ? kvh : -1);
-    s.head = DimOf(q, 3), s.v_head = DimOf(v, 3);
-    s.q_seq = DimOf(q, 2), s.kv_seq = DimOf(k, 2);
+    s.q_heads = DimOrMinusOne(q, 1) >= 0 ? DimOrMinusOne(q, 1) : (qh > 0 ? qh : -1);
+    s.kv_heads = DimOrMinusOne(k, 1) >= 0 ? DimOrMinusOne(k, 1) : (kvh > 0 ? kvh : -1);
+    s.head = DimOrMinusOne(q, 3), s.v_head = DimOrMinusOne(v, 3);
+    s.q_seq = DimOrMinusOne(q, 2), s.kv_seq = DimOrMinusOne(k, 2);
   }
-  if (n.input(4)) s.past = DimOf(n.input(4), 2);
+  if (n.input(4)) s.past = DimOrMinusOne(n.input(4), 2);
   s.total = s.past >= 0 && s.kv_seq >= 0 ? s.past + s.kv_seq : -1;
   if (n.input(3)) {
-    s.mask_len = DimOf(n.input(3), -1);
+    s.mask_len = DimOrMinusOne(n.input(3), -1);
     if (s.mask_len >= 0 && s.total >= 0) s.mask_pad = s.total - s.mask_len;
   }
   return s;
@@ -65,12 +65,12 @@ Shapes Read(const ir::Node& n) {
 
 std::string Refuse(const ir::Node& n, int64_t opset) {
   const ir::Value *q = n.input(0), *k = n.input(1), *v = n.input(2), *mask = n.input(3);
-  const DataType t = TypeOf(q);
+  const DataType t = ElementType(q);
   if (!IsFloatType(t)) return "Attention: Q's element type is unknown or not floating-point";
-  if (TypeOf(k) != t || TypeOf(v) != t) return "Attention: K and V of another element type than Q";
+  if (ElementType(k) != t || ElementType(v) != t) return "Attention: K and V of another element type than Q";
   if ((n.input(4) == nullptr) != (n.input(5) == nullptr)) return "Attention: past_key without past_value or back";
   const Shapes s = Read(n);
-  if ((s.rank != 3 && s.rank != 4) || RankOf(k) != s.rank || RankOf(v) != s.rank) {
+  if ((s.rank != 3 && s.rank != 4) || RankOrMinusOne(k) != s.rank || RankOrMinusOne(v) != s.rank) {
     return "Attention: Q, K and V must have one known rank, 3 or 4";
   }
   if (s.rank == 3 && (n.GetInt("q_num_heads", 0) <= 0 || n.GetInt("kv_num_heads", 0) <= 0)) {
@@ -87,13 +87,13 @@ std::string Refuse(const ir::Node& n, int64_t opset) {
   if (n.GetInt("is_causal", 0) != 0 && (s.q_seq < 0 || s.total < 0)) {
     return "Attention: is_causal needs static query and key lengths";
   }
-  if (n.input(6) && (s.total < 0 || TypeOf(n.input(6)) != DataType::kInt64)) {
+  if (n.input(6) && (s.total < 0 || ElementType(n.input(6)) != DataType::kInt64)) {
     return "Attention: nonpad_kv_seqlen needs a static key length";
   }
   if (mask) {
-    const int64_t r = RankOf(mask);
+    const int64_t r = RankOrMinusOne(mask);
     if (r < 2 || r > 4) return "Attention: attn_mask's rank is unknown or not 2 to 4";
-    if (TypeOf(mask) != DataType::kBool && TypeOf(mask) != t) {
+    if (ElementType(mask) != DataType::kBool && ElementType(mask) != t) {
       return "Attention: attn_mask is neither bool nor Q's type";
     }
     if (s.mask_pad < 0) return "Attention: attn_mask is longer than the keys";
@@ -121,7 +121,7 @@ void Build(Builder& b) {
   const ir::Node& n = b.node();
   const Shapes s = Read(n);
   // Half precision is computed in float (as the ref kernel does, whatever softmax_precision says), cast back.
-  const DataType t = TypeOf(b.input(0));
+  const DataType t = ElementType(b.input(0));
   const DataType u = t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat : t;
   const bool three_d = s.rank == 3;
   ir::Value* q = three_d ? Heads(b, b.input(0), s.q_heads) : b.input(0);
@@ -152,13 +152,13 @@ void Build(Builder& b) {
   }
   ir::Value* bias = nullptr;
   if (ir::Value* mask = b.input(3)) {
-    if (TypeOf(mask) == DataType::kBool) {
+    if (ElementType(mask) == DataType::kBool) {
       bias = b.Op("Where", {mask, b.Scalar(0, u), b.Scalar(-kInf, u)}, {}, u);
     } else {
       bias = u != t ? b.Cast(mask, u) : mask;
     }
     if (s.mask_pad > 0) {
-      std::vector<int64_t> pads(static_cast<size_t>(2 * RankOf(mask)), 0);
+      std::vector<int64_t> pads(static_cast<size_t>(2 * RankOrMinusOne(mask)), 0);
       pads.back() = s.mask_pad;
       bias = b.Op("Pad", {bias, b.Int64s(pads), b.Scalar(-kInf, u)});
     }
@@ -205,16 +205,16 @@ void Build(Builder& b) {
 // ---- ai.ferry::Attention ----
 
 std::string RefuseFerry(const ir::Node& n, int64_t) {
-  const DataType t = TypeOf(n.input(0));
+  const DataType t = ElementType(n.input(0));
   if (!IsFloatType(t)) return "ai.ferry::Attention: Q's element type is unknown or not floating-point";
-  const int64_t rq = RankOf(n.input(0)), rk = RankOf(n.input(1));
+  const int64_t rq = RankOrMinusOne(n.input(0)), rk = RankOrMinusOne(n.input(1));
   if (rq < 2 || rk < 2) return "ai.ferry::Attention: the ranks of Q and K are unknown";
   return "";
 }
 
 void BuildFerry(Builder& b) {
   const ir::Node& n = b.node();
-  const int64_t rq = RankOf(b.input(0)), rk = RankOf(b.input(1));
+  const int64_t rq = RankOrMinusOne(b.input(0)), rk = RankOrMinusOne(b.input(1));
   ir::Value* k = b.input(1);
   if (n.GetInt("k_transposed", 0) == 0) {
     std::vector<int64_t> perm;
@@ -222,7 +222,7 @@ void BuildFerry(Builder& b) {
     std::swap(perm[static_cast<size_t>(rk - 1)], perm[static_cast<size_t>(rk - 2)]);
     k = b.Transpose(k, perm);
   }
-  ir::Value* s = b.Mul(b.Op("MatMul", {b.input(0), k}), b.Scalar(n.GetFloat("scale", 1.0f), TypeOf(b.input(0))));
+  ir::Value* s = b.Mul(b.Op("MatMul", {b.input(0), k}), b.Scalar(n.GetFloat("scale", 1.0f), ElementType(b.input(0))));
   if (b.input(3)) s = b.Add(s, b.input(3));
   b.SetOutput(0, b.Op("MatMul", {b.Softmax(s, std::max(rq, rk)), b.input(2)}));
 }

@@ -10,7 +10,7 @@ namespace ferry::legalize {
 namespace {
 
 std::string RefuseMatMul(const ir::Node& n, int64_t opset) {
-  if (TypeOf(n.input(0)) != DataType::kFloat) return "FusedMatMul: A's element type is unknown or not float";
+  if (ElementType(n.input(0)) != DataType::kFloat) return "FusedMatMul: A's element type is unknown or not float";
   return RefuseFusedActivation(n, opset);
 }
 
@@ -21,7 +21,7 @@ void BuildMatMul(Builder& b) {
 }
 
 std::string RefuseConv(const ir::Node& n, int64_t opset) {
-  if (TypeOf(n.input(0)) != DataType::kFloat) return "FusedConv: X's element type is unknown or not float";
+  if (ElementType(n.input(0)) != DataType::kFloat) return "FusedConv: X's element type is unknown or not float";
   return RefuseFusedActivation(n, opset);
 }
 

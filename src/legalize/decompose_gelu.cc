@@ -8,7 +8,7 @@
 namespace ferry::legalize {
 
 ir::Value* BuildGelu(Builder& b, ir::Value* x, bool tanh) {
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   ir::Value* half_x = b.Mul(x, b.Scalar(0.5, t));
   ir::Value* inner;
   if (tanh) {
@@ -26,7 +26,7 @@ namespace {
 std::string Refuse(const ir::Node& n, int64_t opset, bool tanh) {
   const std::string approximate = n.GetString("approximate", "none");
   if (approximate != "none" && approximate != "tanh") return "Gelu: approximate='" + approximate + "' is unknown";
-  if (!IsFloatType(TypeOf(n.input(0)))) return "Gelu: the input's element type is unknown or not floating-point";
+  if (!IsFloatType(ElementType(n.input(0)))) return "Gelu: the input's element type is unknown or not floating-point";
   if (!tanh && opset < 9) return "Gelu: Erf needs ai.onnx opset 9, the model has " + std::to_string(opset);
   return "";
 }

@@ -10,15 +10,15 @@ namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
   const ir::Value* x = n.input(0);
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   if (!IsFloatType(t)) return "GroupNormalization: X's element type is unknown or not floating-point";
-  const int64_t rank = RankOf(x);
+  const int64_t rank = RankOrMinusOne(x);
   if (rank < 2) return "GroupNormalization: X's rank is unknown or below 2";
   const ir::Attribute* groups = n.attr("num_groups");
   if (!groups || groups->type != ir::AttrType::kInt || groups->i <= 0) {
     return "GroupNormalization: num_groups is missing or not positive";
   }
-  const int64_t c = DimOf(x, 1);
+  const int64_t c = DimOrMinusOne(x, 1);
   if (c >= 0 && c % groups->i != 0) {
     return "GroupNormalization: C = " + std::to_string(c) + " is not divisible by num_groups = " +
            std::to_string(groups->i);
@@ -26,7 +26,7 @@ std::string Refuse(const ir::Node& n, int64_t) {
   if (StashType(t, n.GetInt("stash_type", 1)) == DataType::kUndefined) {
     return "GroupNormalization: stash_type other than 1 (float) with a half-precision X";
   }
-  if (TypeOf(n.input(1)) != t || TypeOf(n.input(2)) != t) {
+  if (ElementType(n.input(1)) != t || ElementType(n.input(2)) != t) {
     return "GroupNormalization: scale and bias of another element type than X";
   }
   return "";
@@ -35,8 +35,8 @@ std::string Refuse(const ir::Node& n, int64_t) {
 void Build(Builder& b) {
   const ir::Node& n = b.node();
   ir::Value* x = b.input(0);
-  const DataType t = TypeOf(x), u = StashType(t, n.GetInt("stash_type", 1));
-  const int64_t rank = RankOf(x), groups = n.GetInt("num_groups", 1);
+  const DataType t = ElementType(x), u = StashType(t, n.GetInt("stash_type", 1));
+  const int64_t rank = RankOrMinusOne(x), groups = n.GetInt("num_groups", 1);
   if (u != t) x = b.Cast(x, u);
   ir::Value* rows = b.Reshape(x, {0, groups, -1});
   ir::Value* mean = b.ReduceMean(rows, {2});
@@ -49,7 +49,7 @@ void Build(Builder& b) {
   std::vector<int64_t> shape = {0};
   int unknown = 0;
   for (int64_t i = 1; i < rank; ++i) {
-    const int64_t dim = DimOf(b.input(0), i);
+    const int64_t dim = DimOrMinusOne(b.input(0), i);
     unknown += dim < 0;
     shape.push_back(dim < 0 ? -1 : dim);
   }

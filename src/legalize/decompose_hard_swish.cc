@@ -5,7 +5,7 @@
 namespace ferry::legalize {
 
 ir::Value* BuildHardSwish(Builder& b, ir::Value* x) {
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   ir::Value* lin = b.Add(b.Mul(x, b.Scalar(1.0 / 6.0, t)), b.Scalar(0.5, t));
   return b.Mul(x, b.Clip(lin, 0.0, 1.0));
 }
@@ -13,7 +13,9 @@ ir::Value* BuildHardSwish(Builder& b, ir::Value* x) {
 namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
-  if (!IsFloatType(TypeOf(n.input(0)))) return "HardSwish: the input's element type is unknown or not floating-point";
+  if (!IsFloatType(ElementType(n.input(0)))) {
+    return "HardSwish: the input's element type is unknown or not floating-point";
+  }
   return "";
 }
 

@@ -9,7 +9,7 @@ namespace ferry::legalize {
 
 LayerNormParts BuildLayerNorm(Builder& b, ir::Value* x, ir::Value* scale, ir::Value* bias, int64_t axis, int64_t rank,
                               float epsilon, DataType stash) {
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   std::vector<int64_t> axes;
   for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
   if (stash != t) x = b.Cast(x, stash);
@@ -29,16 +29,16 @@ namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
   const ir::Value* x = n.input(0);
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   if (!IsFloatType(t)) return "LayerNormalization: X's element type is unknown or not floating-point";
-  const int64_t rank = RankOf(x);
+  const int64_t rank = RankOrMinusOne(x);
   if (rank < 1) return "LayerNormalization: X's rank is unknown (the reduced axes are not known)";
   const int64_t axis = n.GetInt("axis", -1);
   if (axis < -rank || axis >= rank) return "LayerNormalization: axis " + std::to_string(axis) + " is out of range";
   if (StashType(t, n.GetInt("stash_type", 1)) == DataType::kUndefined) {
     return "LayerNormalization: stash_type other than 1 (float) with a half-precision X";
   }
-  if (TypeOf(n.input(1)) != t || (n.input(2) && TypeOf(n.input(2)) != t)) {
+  if (ElementType(n.input(1)) != t || (n.input(2) && ElementType(n.input(2)) != t)) {
     return "LayerNormalization: Scale and B of another element type than X";
   }
   return "";
@@ -47,10 +47,10 @@ std::string Refuse(const ir::Node& n, int64_t) {
 void Build(Builder& b) {
   const ir::Node& n = b.node();
   ir::Value* x = b.input(0);
-  const int64_t rank = RankOf(x);
+  const int64_t rank = RankOrMinusOne(x);
   int64_t axis = n.GetInt("axis", -1);
   if (axis < 0) axis += rank;
-  const DataType u = StashType(TypeOf(x), n.GetInt("stash_type", 1));
+  const DataType u = StashType(ElementType(x), n.GetInt("stash_type", 1));
   const LayerNormParts ln = BuildLayerNorm(b, x, b.input(1), b.input(2), axis, rank, n.GetFloat("epsilon", 1e-5f), u);
   b.SetOutput(0, ln.y);
   if (OutputUsed(n, 1)) b.SetOutput(1, ln.mean);

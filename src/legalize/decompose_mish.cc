@@ -8,7 +8,7 @@
 namespace ferry::legalize {
 
 ir::Value* BuildMish(Builder& b, ir::Value* x) {
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   ir::Value* e = b.Op("Exp", {b.Clip(x, -std::numeric_limits<double>::infinity(), 20.0)});
   ir::Value* n = b.Mul(e, b.Add(e, b.Scalar(2.0, t)));
   return b.Mul(x, b.Div(n, b.Add(n, b.Scalar(2.0, t))));
@@ -17,7 +17,7 @@ ir::Value* BuildMish(Builder& b, ir::Value* x) {
 namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
-  if (!IsFloatType(TypeOf(n.input(0)))) return "Mish: the input's element type is unknown or not floating-point";
+  if (!IsFloatType(ElementType(n.input(0)))) return "Mish: the input's element type is unknown or not floating-point";
   return "";
 }
 

@@ -8,24 +8,24 @@ namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
   const ir::Value* x = n.input(0);
-  const DataType t = TypeOf(x);
+  const DataType t = ElementType(x);
   if (!IsFloatType(t)) return "RMSNormalization: X's element type is unknown or not floating-point";
-  const int64_t rank = RankOf(x);
+  const int64_t rank = RankOrMinusOne(x);
   if (rank < 1) return "RMSNormalization: X's rank is unknown (the reduced axes are not known)";
   const int64_t axis = n.GetInt("axis", -1);
   if (axis < -rank || axis >= rank) return "RMSNormalization: axis " + std::to_string(axis) + " is out of range";
   if (StashType(t, n.GetInt("stash_type", 1)) == DataType::kUndefined) {
     return "RMSNormalization: stash_type other than 1 (float) with a half-precision X";
   }
-  if (TypeOf(n.input(1)) != t) return "RMSNormalization: a scale of another element type than X";
+  if (ElementType(n.input(1)) != t) return "RMSNormalization: a scale of another element type than X";
   return "";
 }
 
 void Build(Builder& b) {
   const ir::Node& n = b.node();
   ir::Value* x = b.input(0);
-  const DataType t = TypeOf(x), u = StashType(t, n.GetInt("stash_type", 1));
-  const int64_t rank = RankOf(x);
+  const DataType t = ElementType(x), u = StashType(t, n.GetInt("stash_type", 1));
+  const int64_t rank = RankOrMinusOne(x);
   int64_t axis = n.GetInt("axis", -1);
   if (axis < 0) axis += rank;
   std::vector<int64_t> axes;

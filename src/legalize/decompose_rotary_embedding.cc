@@ -13,15 +13,15 @@ namespace {
 // The head size D, or -1 when it is not known statically.
 int64_t HeadSize(const ir::Node& n) {
   const ir::Value* x = n.input(0);
-  if (RankOf(x) == 4) return DimOf(x, 3);
-  const int64_t hidden = DimOf(x, 2), heads = n.GetInt("num_heads", 0);
+  if (RankOrMinusOne(x) == 4) return DimOrMinusOne(x, 3);
+  const int64_t hidden = DimOrMinusOne(x, 2), heads = n.GetInt("num_heads", 0);
   return hidden >= 0 && heads > 0 && hidden % heads == 0 ? hidden / heads : -1;
 }
 
 std::string Refuse(const ir::Node& n, int64_t opset) {
   const ir::Value* x = n.input(0);
-  if (!IsFloatType(TypeOf(x))) return "RotaryEmbedding: X's element type is unknown or not floating-point";
-  const int64_t rank = RankOf(x);
+  if (!IsFloatType(ElementType(x))) return "RotaryEmbedding: X's element type is unknown or not floating-point";
+  const int64_t rank = RankOrMinusOne(x);
   if (rank != 3 && rank != 4) return "RotaryEmbedding: X's rank is unknown or not 3 or 4";
   if (rank == 3 && n.GetInt("num_heads", 0) <= 0) return "RotaryEmbedding: a 3-D input needs num_heads";
   const int64_t d = HeadSize(n);
@@ -31,11 +31,11 @@ std::string Refuse(const ir::Node& n, int64_t opset) {
     return "RotaryEmbedding: rotary_embedding_dim " + std::to_string(rot) + " is odd or exceeds the head size " +
            std::to_string(d);
   }
-  if (TypeOf(n.input(1)) != TypeOf(x) || TypeOf(n.input(2)) != TypeOf(x)) {
+  if (ElementType(n.input(1)) != ElementType(x) || ElementType(n.input(2)) != ElementType(x)) {
     return "RotaryEmbedding: cos_cache / sin_cache of another element type than X";
   }
   for (size_t i : {1, 2}) {  // the rule would broadcast a cache the kernel rejects
-    const int64_t last = DimOf(n.input(i), -1);
+    const int64_t last = DimOrMinusOne(n.input(i), -1);
     if (last >= 0 && last != rot / 2) {
       return "RotaryEmbedding: cos_cache / sin_cache have " + std::to_string(last) + " values per position, not " +
              std::to_string(rot / 2);
@@ -47,7 +47,7 @@ std::string Refuse(const ir::Node& n, int64_t opset) {
 
 void Build(Builder& b) {
   const ir::Node& n = b.node();
-  const bool three_d = RankOf(b.input(0)) == 3, interleaved = n.GetInt("interleaved", 0) != 0;
+  const bool three_d = RankOrMinusOne(b.input(0)) == 3, interleaved = n.GetInt("interleaved", 0) != 0;
   const int64_t d = HeadSize(n);
   const int64_t rot = n.GetInt("rotary_embedding_dim", 0) > 0 ? n.GetInt("rotary_embedding_dim", 0) : d;
   const int64_t half = rot / 2;

@@ -10,14 +10,14 @@ namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
   const ir::Value* x = n.input(0);
-  if (TypeOf(x) != DataType::kFloat) return "SkipLayerNormalization: X's element type is unknown or not float";
-  const int64_t rank = RankOf(x);
+  if (ElementType(x) != DataType::kFloat) return "SkipLayerNormalization: X's element type is unknown or not float";
+  const int64_t rank = RankOrMinusOne(x);
   if (rank < 1) return "SkipLayerNormalization: X's rank is unknown";
   int64_t axis = n.GetInt("axis", -1);
   if (axis < -rank || axis >= rank) return "SkipLayerNormalization: axis " + std::to_string(axis) + " is out of range";
   if (axis < 0) axis += rank;
   for (size_t i : {2, 3}) {
-    if (n.input(i) && rank - axis > 1 && RankOf(n.input(i)) != rank - axis) {
+    if (n.input(i) && rank - axis > 1 && RankOrMinusOne(n.input(i)) != rank - axis) {
       return "SkipLayerNormalization: gamma/beta flattened over several normalized dims";
     }
   }
@@ -27,7 +27,7 @@ std::string Refuse(const ir::Node& n, int64_t) {
 void Build(Builder& b) {
   const ir::Node& n = b.node();
   ir::Value* sum = b.Add(b.input(0), b.input(1));
-  const int64_t rank = RankOf(b.input(0));
+  const int64_t rank = RankOrMinusOne(b.input(0));
   int64_t axis = n.GetInt("axis", -1);
   if (axis < 0) axis += rank;
   const LayerNormParts ln = BuildLayerNorm(b, sum, b.input(2), b.input(3), axis, rank, n.GetFloat("epsilon", 1e-5f),

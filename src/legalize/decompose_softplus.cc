@@ -6,14 +6,16 @@ namespace ferry::legalize {
 namespace {
 
 std::string Refuse(const ir::Node& n, int64_t) {
-  if (!IsFloatType(TypeOf(n.input(0)))) return "Softplus: the input's element type is unknown or not floating-point";
+  if (!IsFloatType(ElementType(n.input(0)))) {
+    return "Softplus: the input's element type is unknown or not floating-point";
+  }
   return "";
 }
 
 void Build(Builder& b) {
   ir::Value* x = b.input(0);
   ir::Value* e = b.Op("Exp", {b.Op("Neg", {b.Op("Abs", {x})})});
-  ir::Value* tail = b.Op("Log", {b.Add(e, b.Scalar(1.0, TypeOf(x)))});
+  ir::Value* tail = b.Op("Log", {b.Add(e, b.Scalar(1.0, ElementType(x)))});
   b.SetOutput(0, b.Add(b.Op("Relu", {x}), tail));
 }
 

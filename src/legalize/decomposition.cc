@@ -16,24 +16,6 @@ bool OutputUsed(const ir::Node& node, size_t i) {
   return v && (!v->consumers().empty() || (node.owner() && ir::IsGraphOutput(*node.owner(), v)));
 }
 
-int64_t RankOf(const ir::Value* v) {
-  if (!v) return -1;
-  if (const Tensor* t = v->initializer()) return t->rank();
-  return v->type().rank().value_or(-1);
-}
-
-int64_t DimOf(const ir::Value* v, int64_t i) {
-  const int64_t rank = RankOf(v);
-  if (rank < 0) return -1;
-  if (i < 0) i += rank;
-  if (i < 0 || i >= rank) return -1;
-  if (const Tensor* t = v->initializer()) return t->dim(i);
-  const ir::Dim& d = (*v->type().shape)[static_cast<size_t>(i)];
-  return d.is_static() ? d.value : -1;
-}
-
-DataType TypeOf(const ir::Value* v) { return ir::ElementType(v); }
-
 bool IsFloatType(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
@@ -41,11 +23,9 @@ bool IsFloatType(DataType t) {
 void FillKeptType(const ir::Node& node) {
   ir::Value* y = node.output(0);
   const ir::Value* x = node.input(0);
-  if (!y || !x || RankOf(x) < 0 || RankOf(y) >= 0) return;
+  if (!y || !x || RankOrMinusOne(x) < 0 || RankOrMinusOne(y) >= 0) return;
   if (const Tensor* t = x->initializer()) {
-    std::vector<ir::Dim> dims;
-    for (int64_t d : t->shape()) dims.push_back(ir::Dim::Static(d));
-    y->set_type(ir::TypeInfo::Tensor(t->dtype(), std::move(dims)));
+    y->set_type(ir::StaticTensorType(t->dtype(), t->shape()));
   } else {
     y->set_type(x->type());
   }
@@ -58,7 +38,7 @@ Builder::Builder(ir::Graph& graph, const ir::Node& node, int64_t opset, ir::Name
   set_prefix((node.name().empty() ? node.op_type() : node.name()) + "/");
 }
 
-DataType Builder::dtype() const { return TypeOf(node_.input(0)); }
+DataType Builder::dtype() const { return ElementType(node_.input(0)); }
 
 void Builder::SetOutput(size_t i, ir::Value* v) {
   if (i >= outputs_.size()) {

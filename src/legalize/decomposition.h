@@ -18,6 +18,7 @@
 #include "ferry/dtype.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
+#include "ir/value_query.h"
 
 namespace ferry::legalize {
 
@@ -89,12 +90,12 @@ void FillKeptType(const ir::Node& node);
 
 // The node's output `i` is read (by a node, a subgraph, or as a graph output).
 bool OutputUsed(const ir::Node& node, size_t i);
-// Static rank of the value, or -1.
-int64_t RankOf(const ir::Value* v);
-// Static dim `i` (negative counts from the end), or -1 when unknown.
-int64_t DimOf(const ir::Value* v, int64_t i);
-// The element type of the value (kUndefined when unknown).
-DataType TypeOf(const ir::Value* v);
+// The value queries the rules ask (ir/value_query.h), of an initializer's tensor, else the value's type: the rank,
+// or -1; dim `i` (negative counts from the end), or -1 when unknown or symbolic; the element type (kUndefined
+// when unknown).
+using ir::DimOrMinusOne;
+using ir::ElementType;
+using ir::RankOrMinusOne;
 bool IsFloatType(DataType t);  // float, double, float16, bfloat16
 using ir::FloatAttr;  // the attribute constructors (ir/attribute.h)
 using ir::IntAttr;

@@ -139,7 +139,7 @@ bool LegalizeGraph(ir::Model& model, ir::Graph& graph, const LegalizeTarget& t,
 
 bool Supported(const ir::Node& node, const LegalizeTarget& t) {
   std::vector<DataType> types;
-  for (const ir::Value* v : node.inputs()) types.push_back(TypeOf(v));
+  for (const ir::Value* v : node.inputs()) types.push_back(ElementType(v));
   for (const Backend* b : t.backends) {
     try {
       if (b->kernels().Query(node, types, t.target).supported()) return true;

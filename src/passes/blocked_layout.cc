@@ -53,7 +53,7 @@ int64_t Blocks(int64_t channels, int64_t block) { return (channels + block - 1) 
 // A rank-4 tensor with a static channel count: what can be blocked (other dims may be symbolic).
 std::optional<std::vector<ir::Dim>> BlockableDims(const ir::Value* v) {
   auto d = KnownDims(v);
-  if (!d || d->size() != 4 || !(*d)[1].is_static() || v->type().elem_type != DataType::kFloat) return std::nullopt;
+  if (!d || d->size() != 4 || !(*d)[1].is_static() || !DeclaresFloat(v)) return std::nullopt;
   return d;
 }
 
@@ -171,7 +171,7 @@ class Rewriter {
   void Conv(ir::Node* n) {
     const auto layout = Block(*n);
     const auto xdims = BlockableDims(n->input(0));
-    const Tensor* w = ConstantOf(g_, n->input(1));  // weights packed once: constant only
+    const Tensor* w = ConstantTensor(g_, n->input(1));  // weights packed once: constant only
     if (!layout || !xdims || !w || w->rank() != 4) return;
     const int block = *layout;
     // A plain input with fewer channels than a block (an RGB stem) is read as it is rather than padded.

@@ -109,7 +109,7 @@ void RemoveUnreadInitializers(ir::Graph& graph, std::vector<ir::Value*> values) 
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   for (ir::Value* v : values) {
-    if (v && v->owner() == &graph && v->is_initializer() && !IsGraphInput(graph, v) && !IsRead(graph, v)) {
+    if (v && v->owner() == &graph && ir::IsConstantInitializer(graph, v) && !IsRead(graph, v)) {
       graph.RemoveInitializer(v);
     }
   }

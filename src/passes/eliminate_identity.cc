@@ -30,12 +30,6 @@ bool IsReshaping(const ir::Node& n) {
   return IsOnnx(n) && (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze");
 }
 
-DataType ElemType(const ir::Value* v) {
-  if (!v) return DataType::kUndefined;
-  if (const Tensor* t = v->initializer()) return t->dtype();
-  return v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined;
-}
-
 // Both values have one shape with every dim static.
 bool SameStaticShape(const ir::Value* a, const ir::Value* b) {
   const auto da = KnownDims(a), db = KnownDims(b);
@@ -52,7 +46,7 @@ bool IsInferenceDropout(const ir::Graph& g, const ir::Node& n) {
   if (n.opset() < 12) return true;
   const ir::Value* training = n.input(2);
   if (!training) return true;
-  const Tensor* t = ConstantOf(g, training);
+  const Tensor* t = ConstantTensor(g, training);
   return t && t->dtype() == DataType::kBool && t->size() == 1 && !t->data<bool>()[0];
 }
 
@@ -64,12 +58,12 @@ bool ComputesItsInput(const ir::Graph& g, const ir::Node& n) {
   if (op == "Dropout") return IsInferenceDropout(g, n);
   if (op == "Cast") {
     const ir::Attribute* to = n.attr("to");
-    const DataType in = ElemType(n.input(0));
+    const DataType in = ir::ElementType(n.input(0));
     return to && to->type == ir::AttrType::kInt && in != DataType::kUndefined && static_cast<int64_t>(in) == to->i;
   }
   if (op == "CastLike") {
-    const DataType in = ElemType(n.input(0));
-    return in != DataType::kUndefined && in == ElemType(n.input(1));
+    const DataType in = ir::ElementType(n.input(0));
+    return in != DataType::kUndefined && in == ir::ElementType(n.input(1));
   }
   if (IsReshaping(n)) return SameStaticShape(n.input(0), n.output(0));
   return false;
@@ -87,7 +81,7 @@ bool ShortenChain(ir::Graph& g, const PassContext& ctx, ir::Node* outer) {
   for (size_t i = 1; i < inner->num_outputs(); ++i) {
     if (inner->output(i)) return false;
   }
-  const Tensor* s = ConstantOf(g, outer->input(1));
+  const Tensor* s = ConstantTensor(g, outer->input(1));
   if (!s || s->dtype() != DataType::kInt64) return false;
   const ir::Attribute* allowzero = outer->attr("allowzero");
   if (allowzero && allowzero->type != ir::AttrType::kInt) return false;

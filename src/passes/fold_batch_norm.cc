@@ -84,8 +84,8 @@ bool Match(const ir::Graph& g, ir::Node* bn, Fold* f) {
   const bool transpose = IsOp(conv, "ConvTranspose");
   if (!(IsOp(conv, "Conv") || transpose) || conv->owner() != &g || SoleConsumer(g, y) != bn) return false;
   if (conv->num_outputs() != 1 || conv->num_inputs() < 2 || conv->num_inputs() > 3) return false;
-  const Tensor* w = ConstantOf(g, conv->input(1));
-  const Tensor* b = conv->input(2) ? ConstantOf(g, conv->input(2)) : nullptr;
+  const Tensor* w = ConstantTensor(g, conv->input(1));
+  const Tensor* b = conv->input(2) ? ConstantTensor(g, conv->input(2)) : nullptr;
   if (!w || !IsFloatOrDouble(w->dtype()) || w->rank() < 3 || (conv->input(2) && !b)) return false;
   if (b && (b->dtype() != w->dtype() || b->rank() != 1)) return false;
   const ir::Value* x = conv->input(0);
@@ -100,7 +100,7 @@ bool Match(const ir::Graph& g, ir::Node* bn, Fold* f) {
   if (m <= 0 || (b && b->size() != m)) return false;
   Fold r{conv, bn, w, b, {}, 1e-5, m, *group};
   for (int i = 0; i < 4; ++i) {
-    const Tensor* t = ConstantOf(g, bn->input(static_cast<size_t>(i) + 1));
+    const Tensor* t = ConstantTensor(g, bn->input(static_cast<size_t>(i) + 1));
     if (!t || !IsFloatOrDouble(t->dtype()) || t->size() != m) return false;
     r.params[i] = t;
   }

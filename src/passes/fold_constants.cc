@@ -32,22 +32,10 @@ bool IsOnnx(const ir::Node& n) { return n.domain().empty() || n.domain() == "ai.
 
 bool IsOp(const ir::Node& n, const char* op) { return IsOnnx(n) && n.op_type() == op; }
 
-// The value's dims when they are all static.
-std::optional<Shape> StaticDims(const ir::Value* v) {
-  const auto dims = KnownDims(v);
-  if (!dims) return std::nullopt;
-  Shape s;
-  for (const ir::Dim& d : *dims) {
-    if (!d.is_static()) return std::nullopt;
-    s.push_back(d.value);
-  }
-  return s;
-}
-
 // Bytes a tensor of `v`'s static type takes, or nullopt when its shape is unknown (or absurd); an unknown dtype
 // counts 8 bytes an element.
 std::optional<int64_t> StaticBytes(const ir::Value* v) {
-  const auto dims = StaticDims(v);
+  const auto dims = KnownStaticShape(v);
   if (!dims) return std::nullopt;
   try {
     const int64_t n = ShapeElementCount(*dims);
@@ -64,7 +52,7 @@ std::optional<int64_t> StaticBytes(const ir::Value* v) {
 std::optional<Tensor> StaticShapeOf(const ir::Node& n) {
   const bool is_shape = IsOp(n, "Shape"), is_size = IsOp(n, "Size");
   if ((!is_shape && !is_size) || n.num_inputs() != 1 || !n.output(0)) return std::nullopt;
-  const auto dims = StaticDims(n.input(0));
+  const auto dims = KnownStaticShape(n.input(0));
   if (!dims) return std::nullopt;
   const int64_t rank = static_cast<int64_t>(dims->size());
   if (is_size) {
@@ -131,7 +119,7 @@ class FoldConstants : public Pass {
     if (!read) return false;
     if (StaticShapeOf(n)) return true;
     for (const ir::Value* v : n.inputs()) {
-      if (v && !ConstantOf(g, v)) return false;
+      if (v && !ConstantTensor(g, v)) return false;
     }
     return true;
   }
@@ -141,13 +129,13 @@ class FoldConstants : public Pass {
     if (std::optional<Tensor> t = StaticShapeOf(n)) return std::vector<Tensor>{std::move(*t)};
     const bool is_constant = IsOp(n, "Constant");
     if (is_constant) {  // the value as it is, whatever its size: no new data is made
-      if (const Tensor* t = ConstantOf(g, n.output(0))) return std::vector<Tensor>{*t};
+      if (const Tensor* t = ConstantTensor(g, n.output(0))) return std::vector<Tensor>{*t};
     }
     int64_t largest_input = 0;
     std::vector<Value> values;
     values.reserve(n.num_inputs());
     for (const ir::Value* v : n.inputs()) {
-      const Tensor* t = v ? ConstantOf(g, v) : nullptr;
+      const Tensor* t = v ? ConstantTensor(g, v) : nullptr;
       values.push_back(t ? Value(*t) : Value());
       if (t) largest_input = std::max(largest_input, static_cast<int64_t>(t->nbytes()));
     }
@@ -190,9 +178,7 @@ class FoldConstants : public Pass {
         continue;
       }
       Tensor& t = results[i];
-      std::vector<ir::Dim> dims;
-      for (int64_t d : t.shape()) dims.push_back(ir::Dim::Static(d));
-      v->set_type(ir::TypeInfo::Tensor(t.dtype(), std::move(dims)));
+      v->set_type(ir::StaticTensorType(t.dtype(), t.shape()));
       g.AddInitializer(v->name(), std::make_shared<const Tensor>(std::move(t)));
     }
     RemoveUnreadInitializers(g, ins);

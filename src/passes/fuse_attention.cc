@@ -29,8 +29,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
-
 // What one attention core is made of, gathered before anything is rewritten.
 struct Match {
   std::vector<ir::Node*> nodes;  // every node replaced, the QK product first
@@ -48,7 +46,7 @@ ir::Value* PeelScale(const ir::Graph& g, ir::Value* y, const ir::Node* reader, M
   ir::Node* n = y ? y->producer() : nullptr;
   const bool mul = IsOp(n, "Mul"), div = IsOp(n, "Div");
   // Before opset 7, Mul and Div broadcast by their `broadcast` / `axis` attributes: left alone.
-  if ((!mul && !div) || n->owner() != &g || n->opset() < 7 || n->num_inputs() != 2 || !IsFloat(y) ||
+  if ((!mul && !div) || n->owner() != &g || n->opset() < 7 || n->num_inputs() != 2 || !DeclaresFloat(y) ||
       SoleConsumer(g, y) != reader) {
     return nullptr;
   }
@@ -56,7 +54,7 @@ ir::Value* PeelScale(const ir::Graph& g, ir::Value* y, const ir::Node* reader, M
     if (div && side == 0) continue;  // Div(c, x) is no scaling of x
     ir::Value* c = n->input(side);
     ir::Value* x = n->input(1 - side);
-    const Tensor* t = ConstantOf(g, c);
+    const Tensor* t = ConstantTensor(g, c);
     if (!x || x == c || !t || t->dtype() != DataType::kFloat || t->size() != 1) continue;
     const float value = t->data<float>()[0];
     const float factor = div ? 1.0f / value : value;
@@ -139,10 +137,12 @@ bool OneOr(const ir::Dim& d, const ir::Dim& want) { return (d.is_static() && d.v
 bool MatchAttention(const ir::Graph& g, ir::Node* sm, Match* m) {
   ir::Value* p = sm->output(0);
   ir::Value* s = sm->input(0);
-  if (!IsOp(sm, "Softmax") || sm->owner() != &g || sm->num_outputs() != 1 || !IsFloat(s) || !IsFloat(p)) return false;
+  if (!IsOp(sm, "Softmax") || sm->owner() != &g || sm->num_outputs() != 1 || !DeclaresFloat(s) || !DeclaresFloat(p)) {
+    return false;
+  }
   ir::Node* mm2 = SoleConsumer(g, p);
   if (!IsOp(mm2, "MatMul") || mm2->num_inputs() != 2 || mm2->input(0) != p || mm2->input(1) == p ||
-      !IsFloat(mm2->input(1)) || !IsFloat(mm2->output(0))) {
+      !DeclaresFloat(mm2->input(1)) || !DeclaresFloat(mm2->output(0))) {
     return false;
   }
   m->v = mm2->input(1);
@@ -153,7 +153,7 @@ bool MatchAttention(const ir::Graph& g, ir::Node* sm, Match* m) {
     for (size_t side = 0; side < 2 && !found; ++side) {
       ir::Value* scores = add->input(side);
       ir::Value* mask = add->input(1 - side);
-      if (!scores || !mask || scores == mask || !IsFloat(mask)) continue;
+      if (!scores || !mask || scores == mask || !DeclaresFloat(mask)) continue;
       if (MatchScores(g, scores, add, false, m)) {
         m->mask = mask;
         m->nodes.push_back(add);
@@ -164,7 +164,7 @@ bool MatchAttention(const ir::Graph& g, ir::Node* sm, Match* m) {
   if (!found && !MatchScores(g, s, sm, true, m)) return false;
   m->nodes.push_back(sm);
   m->nodes.push_back(mm2);
-  if (!IsFloat(m->q) || !IsFloat(m->k) || !IsFloat(m->nodes.front()->output(0))) return false;
+  if (!DeclaresFloat(m->q) || !DeclaresFloat(m->k) || !DeclaresFloat(m->nodes.front()->output(0))) return false;
   if (!std::isfinite(m->scale) || m->scale == 0.0f) return false;  // factors whose product over- or underflows
 
   // Shapes: known ranks >= 2 for Q, K, V; the scale constants keep their operand's shape; the mask broadcasts

@@ -59,7 +59,7 @@ class FuseConvAdd : public Pass {
       ir::Node* conv = y->producer();
       if (!conv || conv->owner() != &g || SoleConsumer(g, y) != &add || !IsFusableConv(*conv, false)) continue;
       if (!SameShape(y, z) || !SameShape(y, add.output(0))) continue;
-      if (z->type().elem_type != DataType::kFloat) continue;
+      if (!DeclaresFloat(z)) continue;
       const size_t pos = Position(g, conv);
       if (!best || pos > best_pos) {
         best = conv;

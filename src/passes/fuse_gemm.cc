@@ -11,8 +11,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
-
 bool SameDim(const ir::Dim& a, const ir::Dim& b) {
   return (a.is_static() && b.is_static() && a.value == b.value) ||
          (!a.is_static() && !b.is_static() && !a.symbol.empty() && a.symbol == b.symbol);
@@ -23,7 +21,7 @@ ir::Value* MatchBias(const ir::Node& add, const ir::Value* y, const std::vector<
   if (add.num_inputs() != 2 || add.opset() < 7 || (add.input(0) == y) == (add.input(1) == y)) return nullptr;
   ir::Value* c = add.input(0) == y ? add.input(1) : add.input(0);
   const auto dims = KnownDims(c);
-  if (!IsFloat(c) || !dims || dims->size() > 2 || !IsFloat(add.output(0))) return nullptr;
+  if (!DeclaresFloat(c) || !dims || dims->size() > 2 || !DeclaresFloat(add.output(0))) return nullptr;
   for (size_t i = 0; i < dims->size(); ++i) {  // aligned from the right
     const ir::Dim& d = (*dims)[i];
     const ir::Dim& want = mn[2 - dims->size() + i];
@@ -54,9 +52,9 @@ class FuseGemm : public Pass {
       ir::Value* a = mm->input(0);
       ir::Value* y = mm->output(0);
       const auto a_dims = KnownDims(a);
-      const Tensor* b = ConstantOf(g, mm->input(1));
-      if (!IsFloat(a) || !a_dims || a_dims->size() != 2 || !b || b->dtype() != DataType::kFloat || b->rank() != 2 ||
-          !IsFloat(y) || ctx.Frozen(*mm)) {
+      const Tensor* b = ConstantTensor(g, mm->input(1));
+      if (!DeclaresFloat(a) || !a_dims || a_dims->size() != 2 || !b || b->dtype() != DataType::kFloat ||
+          b->rank() != 2 || !DeclaresFloat(y) || ctx.Frozen(*mm)) {
         continue;
       }
       ir::Node* add = SoleConsumer(g, y);

@@ -6,7 +6,7 @@
 // by the ops' definitions; the fused kernels compute the same two reductions, in float like the decomposed graph
 // (stash_type 1; only float32 patterns are matched), so results differ by summation order only.
 // Matched forms (the rules below; each intermediate read only inside the match, the difference d = x - m by the
-// square and the division; constants via ConstantScalar):
+// square and the division; constants via ir::ConstantFloatScalar):
 //   m = ReduceMean(x); d = Sub(x, m); q = Pow(d, 2) or Mul(d, d)      [RMS: q = Pow(x, 2) or Mul(x, x), d = x]
 //   v = ReduceMean(q); s = Sqrt(Add(v, eps)); n = Div(d, s) or Mul(d, Reciprocal(s)) or Mul(d, Div(1, s))
 //   [Cast(n, to = float) of a float n: an exporter's no-op]; [Mul(·, gamma)]; [Add(·, beta)] (LayerNorm only)
@@ -31,8 +31,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsFloat(const ir::Value* v) { return v && v->type().is_tensor() && v->type().elem_type == DataType::kFloat; }
-
 int64_t DefaultOpset(const ir::Model& model) {
   const auto it = model.opsets.find("");
   return it == model.opsets.end() ? 0 : it->second;
@@ -50,7 +48,7 @@ int64_t TrailingAxes(const ir::Graph& g, const ir::Node& rm, std::optional<int64
     if (!a || a->type != ir::AttrType::kInts) return 0;
     axes = a->ints;
   } else {
-    const Tensor* t = ConstantOf(g, rm.input(1));
+    const Tensor* t = ConstantTensor(g, rm.input(1));
     if (!t || t->dtype() != DataType::kInt64 || t->rank() > 1) return 0;
     axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
   }
@@ -70,7 +68,7 @@ int64_t TrailingAxes(const ir::Graph& g, const ir::Node& rm, std::optional<int64
 
 // A float constant usable as gamma or beta: the normalized shape, or that with leading 1s up to x's rank.
 const Tensor* FitParam(const ir::Graph& g, const ir::Value* v, const Shape& norm, size_t rank) {
-  const Tensor* t = ConstantOf(g, v);
+  const Tensor* t = ConstantTensor(g, v);
   if (!t || t->dtype() != DataType::kFloat || t->shape().size() < norm.size() || t->shape().size() > rank) {
     return nullptr;
   }
@@ -121,8 +119,8 @@ bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, bool rms)
   const int64_t k = TrailingAxes(g, rms ? *m.node("var") : *first,
                                  dims ? std::optional<int64_t>(dims->size()) : std::nullopt);
   size_t rank = 0;
-  const auto norm = k && IsFloat(x) ? NormShape(x, k, &rank) : std::nullopt;
-  const auto eps = ConstantScalar(g, m.value("eps"));
+  const auto norm = k && IsFloatTensor(x) ? NormShape(x, k, &rank) : std::nullopt;
+  const auto eps = ir::ConstantFloatScalar(g, m.value("eps"));
   if (!norm || !eps || (!rms && TrailingAxes(g, *m.node("var"), static_cast<int64_t>(rank)) != k)) return false;
   ir::Value* gamma = m.value("gamma");
   ir::Value* beta = m.value("beta");
@@ -142,7 +140,7 @@ bool Rewrite(const Match& m, ir::Model& model, const PassContext& ctx, bool rms)
   };
   std::vector<ir::Value*> inputs{x, param(gamma, gamma_t, rms ? "_rms_scale" : "_ln_scale")};
   if (beta) inputs.push_back(param(beta, beta_t, "_ln_bias"));
-  const std::vector<ir::Attribute> attrs{IntAttr("axis", -k), FloatAttr("epsilon", *eps)};
+  const std::vector<ir::Attribute> attrs{IntAttr("axis", -k), FloatAttr("epsilon", static_cast<float>(*eps))};
   const std::string domain = standard ? "" : std::string(schemas::kFerryDomain);
   const int64_t node_opset = standard ? opset : 1;
   if (!ctx.backends.empty() &&
@@ -172,7 +170,7 @@ Pattern Normalized(const Pattern& num, const Pattern& sq, bool bias) {
   const Pattern cast = Op("Cast", {n}).Where([](const ir::Node& c) {
     const ir::Attribute* to = c.attr("to");
     return to && to->type == ir::AttrType::kInt && to->i == static_cast<int64_t>(DataType::kFloat) &&
-           IsFloat(c.input(0));
+           IsFloatTensor(c.input(0));
   });
   const Pattern cast_n = OneOf({cast, n});
   const Pattern scaled = OneOf({Commutative("Mul", {cast_n, Const("gamma")}), cast_n});

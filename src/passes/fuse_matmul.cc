@@ -19,8 +19,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsFloat(const ir::Value* v) { return v && v->type().elem_type == DataType::kFloat; }
-
 // The bias an Add after a MatMul adds: the constant tensor, and the value holding it when that is already [N].
 struct Bias {
   const Tensor* tensor = nullptr;
@@ -32,7 +30,7 @@ bool MatchBias(const ir::Graph& g, const ir::Node& matmul, const ir::Node& add, 
   ir::Value* y = matmul.output(0);
   // Add before opset 7 broadcasts along its `axis` attribute, not numpy-style: left alone.
   if (add.opset() < 7 || add.num_inputs() != 2 || (add.input(0) != y && add.input(1) != y) ||
-      !IsFloat(add.output(0))) {
+      !DeclaresFloat(add.output(0))) {
     return false;
   }
   ir::Value* c = add.input(0) == y ? add.input(1) : add.input(0);
@@ -40,9 +38,11 @@ bool MatchBias(const ir::Graph& g, const ir::Node& matmul, const ir::Node& add, 
   const auto y_dims = KnownDims(y);
   if (!c || c == y || !b_dims || b_dims->size() < 2 || !b_dims->back().is_static() || !y_dims) return false;
   const int64_t n = b_dims->back().value;
-  const Tensor* t = ConstantOf(g, c);
+  const Tensor* t = ConstantTensor(g, c);
   const bool direct = t != nullptr;
-  if (const ir::Node* p = c->producer(); !t && IsOp(p, "Identity") && p->owner() == &g) t = ConstantOf(g, p->input(0));
+  if (const ir::Node* p = c->producer(); !t && IsOp(p, "Identity") && p->owner() == &g) {
+    t = ConstantTensor(g, p->input(0));
+  }
   if (!t || t->dtype() != DataType::kFloat || t->rank() < 1 || static_cast<size_t>(t->rank()) > y_dims->size() ||
       t->shape().back() != n) {
     return false;
@@ -68,11 +68,11 @@ class FuseMatMul : public Pass {
     ir::Graph& g = *model.graph;
     std::vector<ir::Node*> matmuls, gemms;
     for (const auto& n : g.nodes()) {
-      if (IsOp(n.get(), "MatMul") && n->num_inputs() == 2 && IsFloat(n->input(0)) && IsFloat(n->input(1)) &&
-          IsFloat(n->output(0))) {
+      if (IsOp(n.get(), "MatMul") && n->num_inputs() == 2 && DeclaresFloat(n->input(0)) && DeclaresFloat(n->input(1)) &&
+          DeclaresFloat(n->output(0))) {
         matmuls.push_back(n.get());
       }
-      if (IsOp(n.get(), "Gemm") && n->num_inputs() >= 2 && IsFloat(n->input(0)) && IsFloat(n->output(0))) {
+      if (IsOp(n.get(), "Gemm") && n->num_inputs() >= 2 && DeclaresFloat(n->input(0)) && DeclaresFloat(n->output(0))) {
         gemms.push_back(n.get());
       }
     }
@@ -134,10 +134,10 @@ class FuseMatMul : public Pass {
       return false;
     }
     const bool transposed = trans_b && trans_b->i != 0;
-    const Tensor* b = ConstantOf(g, gemm->input(1));
+    const Tensor* b = ConstantTensor(g, gemm->input(1));
     if (!b || b->dtype() != DataType::kFloat || b->rank() != 2) return false;
     const int64_t k = transposed ? b->dim(1) : b->dim(0), n = transposed ? b->dim(0) : b->dim(1);
-    const Tensor* c = gemm->num_inputs() > 2 && gemm->input(2) ? ConstantOf(g, gemm->input(2)) : nullptr;
+    const Tensor* c = gemm->num_inputs() > 2 && gemm->input(2) ? ConstantTensor(g, gemm->input(2)) : nullptr;
     if (gemm->num_inputs() > 2 && gemm->input(2) &&
         (!c || c->dtype() != DataType::kFloat || c->rank() < 1 || c->rank() > 2 || c->shape().back() != n ||
          (c->rank() == 2 && c->dim(0) != 1))) {

@@ -20,8 +20,6 @@
 namespace ferry::passes {
 namespace {
 
-bool IsFloat(const ir::Value* v) { return v && v->type().is_tensor() && v->type().elem_type == DataType::kFloat; }
-
 bool SameDim(const ir::Dim& a, const ir::Dim& b) {
   return (a.is_static() && b.is_static() && a.value == b.value) ||
          (!a.is_static() && !b.is_static() && !a.symbol.empty() && a.symbol == b.symbol);
@@ -58,8 +56,8 @@ bool FitsNormalizedShape(const ir::Value* v, const Shape& norm) {
 bool MatchLayerNorm(const ir::Node& ln, int64_t* axis, float* epsilon, Shape* norm) {
   const bool standard = ln.domain().empty() && ln.opset() >= 17;
   if (ln.op_type() != "LayerNormalization" || !(standard || ln.domain() == schemas::kFerryDomain)) return false;
-  if (ln.num_inputs() < 2 || !IsFloat(ln.input(0)) || !IsFloat(ln.input(1)) || !IsFloat(ln.output(0)) ||
-      (ln.input(2) && !IsFloat(ln.input(2)))) {
+  if (ln.num_inputs() < 2 || !IsFloatTensor(ln.input(0)) || !IsFloatTensor(ln.input(1)) ||
+      !IsFloatTensor(ln.output(0)) || (ln.input(2) && !IsFloatTensor(ln.input(2)))) {
     return false;
   }
   for (size_t i = 1; i < ln.num_outputs(); ++i) {
@@ -120,8 +118,8 @@ class FuseSkipLayerNorm : public Pass {
     ir::Value* sum = ln->input(0);
     ir::Node* add = sum->producer();
     if (!add || add->owner() != &g || !add->domain().empty() || add->op_type() != "Add" || add->opset() < 7 ||
-        add->num_inputs() != 2 || !IsFloat(add->input(0)) || !IsFloat(add->input(1)) || ln->input(1) == sum ||
-        ln->input(2) == sum) {
+        add->num_inputs() != 2 || !IsFloatTensor(add->input(0)) || !IsFloatTensor(add->input(1)) ||
+        ln->input(1) == sum || ln->input(2) == sum) {
       return false;
     }
     ir::Value* x = add->input(0);

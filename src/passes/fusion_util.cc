@@ -12,7 +12,7 @@ namespace ferry::passes {
 
 bool IsFusableConv(const ir::Node& n, bool allow_z) {
   const ir::Value* x = n.input(0);
-  if (!x || x->type().elem_type != DataType::kFloat) return false;
+  if (!DeclaresFloat(x)) return false;
   if (n.domain().empty() && n.op_type() == "Conv") {
     // Conv-1's SAME_* padding differs from opset 11's (and FusedConv's) once a stride is > 1.
     const std::string pad = n.GetString("auto_pad", "NOTSET");
@@ -37,9 +37,9 @@ bool ClipBounds(const ir::Graph& g, const ir::Node& clip, std::vector<float>* pa
     for (size_t i = 1; i < 3; ++i) {
       const ir::Value* v = clip.input(i);
       if (!v) continue;
-      const auto c = ConstantScalar(g, v);
+      const auto c = ir::ConstantFloatScalar(g, v);
       if (!c) return false;
-      (i == 1 ? lo : hi) = *c;
+      (i == 1 ? lo : hi) = static_cast<float>(*c);
     }
   }
   *params = {lo, hi};

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ferry/error.h"
+#include "ir/value_query.h"
 
 namespace ferry::passes {
 
@@ -11,7 +12,7 @@ const Backend* PassContext::BackendFor(const ir::Node& node) const {
   if (Frozen(node)) return nullptr;
   std::vector<DataType> types;
   for (const ir::Value* v : node.inputs()) {
-    types.push_back(v && v->type().is_tensor() ? v->type().elem_type : DataType::kUndefined);
+    types.push_back(ir::TensorElementType(v));
   }
   for (const Backend* b : backends) {
     try {

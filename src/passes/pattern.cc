@@ -27,19 +27,6 @@ using Kind = PatternNode::Kind;
 
 Pattern Make(PatternNode n) { return Pattern(std::make_shared<const PatternNode>(std::move(n))); }
 
-// A constant of one element, as double.
-std::optional<double> ScalarOf(const ir::Graph& g, const ir::Value* v) {
-  const Tensor* t = ConstantOf(g, v);
-  if (!t || t->size() != 1) return std::nullopt;
-  switch (t->dtype()) {
-    case DataType::kFloat: return t->data<float>()[0];
-    case DataType::kDouble: return t->data<double>()[0];
-    case DataType::kInt32: return t->data<int32_t>()[0];
-    case DataType::kInt64: return static_cast<double>(t->data<int64_t>()[0]);
-    default: return std::nullopt;
-  }
-}
-
 }  // namespace
 
 Pattern Pattern::As(std::string name) const {
@@ -155,9 +142,9 @@ bool Matcher::MatchStructure(const PatternNode& p, ir::Value* v) {
   };
   switch (p.kind) {
     case Kind::kAny: return v && Solve();
-    case Kind::kConst: return ConstantOf(graph_, v) && Solve();
+    case Kind::kConst: return ConstantTensor(graph_, v) && Solve();
     case Kind::kScalar: {
-      const auto c = ScalarOf(graph_, v);
+      const auto c = ir::ConstantNumberScalar(graph_, v);
       return c && std::fabs(*c - p.value) <= p.rel_tol * std::fabs(p.value) && Solve();
     }
     case Kind::kOptional: return v ? push_and_solve(p.inputs[0]) : Solve();

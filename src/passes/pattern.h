@@ -59,7 +59,7 @@ class Pattern {
 
 // Any present value, bound to `name`.
 Pattern Any(std::string name);
-// A constant (ConstantOf: an initializer that is no graph input, or a Constant node's value), bound to `name`.
+// A constant (ir::ConstantTensor: an initializer that is no graph input, or a Constant node's value), bound to `name`.
 Pattern Const(std::string name = "");
 // A constant of one element (float, double, int32 or int64) within rel_tol of `value` (relative; 0: equal).
 Pattern Scalar(double value, double rel_tol = 0);

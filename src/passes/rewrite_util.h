@@ -8,6 +8,7 @@
 
 #include "ir/builder.h"
 #include "ir/graph.h"
+#include "ir/value_query.h"
 #include "passes/pass.h"
 
 namespace ferry::passes {
@@ -21,8 +22,14 @@ inline std::string UniqueNodeName(const ir::Graph& graph, const std::string& bas
   return graph.UniqueNodeName(base);
 }
 
-// The value's dims (static, symbolic or unknown) when it is a tensor of known rank.
-std::optional<std::vector<ir::Dim>> KnownDims(const ir::Value* v);
+// The value queries (ir/value_query.h): an initializer's dims (all static), else its tensor type's, symbolic and
+// unknown dims kept; those dims when every one is static.
+using ir::KnownDims;
+using ir::KnownStaticShape;
+// A float tensor by its type (a tensor type of element type float; an initializer's tensor is not consulted).
+inline bool IsFloatTensor(const ir::Value* v) { return ir::TensorElementType(v) == DataType::kFloat; }
+// The value's type declares element type float, whatever its kind (a sparse tensor's too).
+inline bool DeclaresFloat(const ir::Value* v) { return ir::DeclaredElementType(v) == DataType::kFloat; }
 // True when the two tensors provably have one shape: same rank, each dim equal as a static value or as a symbol.
 bool SameShape(const ir::Value* a, const ir::Value* b);
 
@@ -34,11 +41,9 @@ using ir::IsGraphOutput;
 // The single node reading `v`, when exactly one node reads it and it is not a graph output.
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
 
-// The constant behind a value: an initializer that is not also a graph input (a feed could override it), or the
-// `value` of the Constant node producing it.
-const Tensor* ConstantOf(const ir::Graph& graph, const ir::Value* v);
-// A constant float scalar (rank 0, or one element), as float.
-std::optional<float> ConstantScalar(const ir::Graph& graph, const ir::Value* v);
+// The constant behind a value: an initializer that is not also an input of `graph` (a feed could override it), or
+// the `value` tensor of the Constant node producing it (ir/value_query.h).
+using ir::ConstantTensor;
 
 // Attribute constructors (ir/attribute.h).
 using ir::FloatAttr;
