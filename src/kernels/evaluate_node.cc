@@ -17,12 +17,20 @@ std::vector<Value> EvaluateNode(const KernelRegistry& registry, const ir::Node& 
   if (!support.supported()) {
     throw UnsupportedError(node.Describe() + ": backend '" + registry.backend() + "' cannot run it: " + support.reason);
   }
-  const std::unique_ptr<OpKernel> kernel = support.kernel->create(node);
+  const std::unique_ptr<OpKernel> kernel = support.kernel->create(node, KernelOptions{});
   std::vector<Value> outputs(node.num_outputs());
   SubgraphRunner no_subgraphs = [&node](const ir::Graph&, std::vector<Value>) -> std::vector<Value> {
     throw UnsupportedError(node.Describe() + ": nodes with subgraphs are not evaluated");
   };
+  // One run: every input's data is what the run reads, so Prepare may see all of it.
+  std::vector<InputSpec> specs;
+  specs.reserve(inputs.size());
+  for (const Value* v : inputs) specs.push_back(InputSpec::Of(v, v && v->is_tensor() ? &v->tensor() : nullptr));
+  PrepareContext prepare(node, specs, KernelOptions{});
+  kernel->Prepare(prepare);
+  const PreparedKernel prepared = prepare.Finish();
   KernelContext ctx(node, inputs, outputs, 1, no_subgraphs);
+  ctx.set_prepared(&prepared);
   kernel->Compute(ctx);
   return outputs;
 }

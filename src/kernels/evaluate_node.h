@@ -1,4 +1,4 @@
-// Evaluating one node outside any executor: the registry's kernel for the node is created and run once on
+// Evaluating one node outside any executor: the registry's kernel for the node is created, prepared and run once on
 // host values. Constant folding (passes/fold_constants.cc) uses it with the ref backend's registry.
 #pragma once
 

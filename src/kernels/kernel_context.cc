@@ -63,6 +63,28 @@ Tensor* KernelContext::ReuseInput(int k, int i, DataType dtype, const Shape& sha
   return &slot.tensor();
 }
 
+void KernelContext::MissingState() const {
+  throw InternalError(Describe() + ": the kernel ran without the state its Prepare makes (was it prepared?)");
+}
+
+const OutputSpec& KernelContext::PreparedTensor(int i) const {
+  const OutputSpec* o = prepared_output(i);
+  if (!o || !o->is_tensor()) {
+    throw InternalError(Describe() + ": output " + std::to_string(i) + " was not prepared with a dtype and shape");
+  }
+  return *o;
+}
+
+Tensor& KernelContext::Output(int i) {
+  const OutputSpec& o = PreparedTensor(i);
+  return Output(i, o.dtype, o.shape);
+}
+
+Tensor& KernelContext::OutputUninitialized(int i) {
+  const OutputSpec& o = PreparedTensor(i);
+  return OutputUninitialized(i, o.dtype, o.shape);
+}
+
 void KernelContext::SetOutput(int i, Value v) {
   if (i >= output_count()) {
     throw InternalError(Describe() + ": kernel set output " + std::to_string(i) + " which is not requested");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/isa.h"
@@ -23,7 +24,8 @@ struct TypeConstraintDef {
 
 // Returns "" when the kernel supports the node, else a human-readable reason naming the attribute or shape.
 using KernelPredicate = std::function<std::string(const ir::Node&)>;
-using KernelFactory = std::function<std::unique_ptr<OpKernel>(const ir::Node&)>;
+// Creates the kernel for a node (the first phase of the lifecycle: kernel.h).
+using KernelFactory = std::function<std::unique_ptr<OpKernel>(const ir::Node&, const KernelOptions&)>;
 
 inline constexpr int kOpsetOpen = INT_MAX;
 
@@ -48,9 +50,14 @@ struct KernelDef {
   std::string constraints;
 };
 
+// The factory of a kernel class constructed from (node, options) or from the node alone.
 template <typename K>
-std::unique_ptr<OpKernel> MakeKernel(const ir::Node& node) {
-  return std::make_unique<K>(node);
+std::unique_ptr<OpKernel> MakeKernel(const ir::Node& node, const KernelOptions& options) {
+  if constexpr (std::is_constructible_v<K, const ir::Node&, const KernelOptions&>) {
+    return std::make_unique<K>(node, options);
+  } else {
+    return std::make_unique<K>(node);
+  }
 }
 
 // Common dtype sets.

@@ -1,5 +1,5 @@
 // What a kernel can know of its inputs before a run, from the graph alone: for decisions made at creation
-// (pre-packing weights, building primitives) and for OpKernel::AddWorkspace.
+// (pre-packing weights, building primitives); Prepare sees the concrete shapes (kernel.h).
 #pragma once
 
 #include <optional>

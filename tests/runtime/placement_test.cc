@@ -71,6 +71,13 @@ class SimKernel : public OpKernel {
     std::vector<Value> outs(static_cast<size_t>(ctx.output_count()));
     KernelContext inner(ctx.node(), ins, outs, ctx.threads(),
                         [&ctx](const ir::Graph& body, std::vector<Value> in) { return ctx.RunSubgraph(body, std::move(in)); });
+    // ref's kernel prepared for these very inputs (the simulated device keeps no prepared state of its own).
+    std::vector<InputSpec> specs;
+    for (const Value* v : ins) specs.push_back(InputSpec::Of(v, v && v->is_tensor() ? &v->tensor() : nullptr));
+    PrepareContext prepare(ctx.node(), specs, KernelOptions{ctx.threads()});
+    inner_->Prepare(prepare);
+    const PreparedKernel prepared = prepare.Finish();
+    inner.set_prepared(&prepared);
     inner_->Compute(inner);
     for (size_t i = 0; i < outs.size(); ++i) {
       Sim().Add(outs[i]);
@@ -90,8 +97,9 @@ class SimDevBackend : public Backend {
       KernelFactory inner = RefCreate(op);
       registry_.Add({.op = op,
                      .types = {{"T", std::move(types)}},
-                     .create = [inner, host_inputs](const ir::Node& n) -> std::unique_ptr<OpKernel> {
-                       return std::make_unique<SimKernel>(inner(n), host_inputs);
+                     .create = [inner, host_inputs](const ir::Node& n,
+                                                    const KernelOptions&) -> std::unique_ptr<OpKernel> {
+                       return std::make_unique<SimKernel>(inner(n, KernelOptions{}), host_inputs);
                      },
                      .host_inputs = host_inputs});
     };

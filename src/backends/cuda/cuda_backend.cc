@@ -19,11 +19,11 @@ constexpr const char* kNotBuilt =
 KernelFactory FactoryFor(const std::string& def_name, int device) {
   for (const auto& [name, factory] : cuda::KernelFactories()) {
     if (name == def_name) {
-      return [factory = factory, device](const ir::Node& n) { return factory(n, device); };
+      return [factory = factory, device](const ir::Node& n, const KernelOptions&) { return factory(n, device); };
     }
   }
   // A declaration without a kernel is a build defect (CudaDefs.EveryDeclarationHasAFactory); refuse clearly.
-  return [def_name](const ir::Node& n) -> std::unique_ptr<OpKernel> {
+  return [def_name](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
     throw InternalError(n.Describe() + ": the cuda kernel " + def_name + " is declared but has no factory");
   };
 }
@@ -37,7 +37,7 @@ CudaBackend::CudaBackend(int device_id)
 #ifdef FERRY_WITH_CUDA
     def.create = FactoryFor(def.name, device_id);
 #else
-    def.create = [](const ir::Node& n) -> std::unique_ptr<OpKernel> {
+    def.create = [](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
       throw UnsupportedError(n.Describe() + ": cannot run on the cuda backend: " + kNotBuilt);
     };
 #endif

@@ -292,7 +292,7 @@ KernelDef PluginOp::MakeKernelDef() const {
   def.since = since;
   def.until = until;
   def.types = types;
-  def.create = [op = this](const ir::Node& node) -> std::unique_ptr<OpKernel> {
+  def.create = [op = this](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
     return std::make_unique<PluginKernel>(*op, node);
   };
   def.name = backend + "." + (domain.empty() ? "" : domain + ".") + op_type + "." + std::to_string(since);
