@@ -51,8 +51,8 @@ struct SessionOptions {
   // Fix these inputs' dims at creation ("batch" -> 1; like ONNX Runtime's free dimension overrides, `--shape`):
   // the optimizer, the memory prediction and the kernels then see static shapes, and runs must feed exactly them.
   std::map<std::string, std::vector<int64_t>> input_shapes;
-  // Take activation buffers from a planned arena (src/runtime/arena.h) once a run has shown their sizes and
-  // lifetimes, one plan per input-shape signature (ONNX Runtime's memory pattern); false: allocate per buffer.
+  // Take activation buffers from a planned arena (src/runtime/arena.h), one plan per input-shape signature made
+  // from the prepared kernels' output shapes before its first run; false: allocate per buffer.
   bool memory_arena = true;
   // Bytes this session may need (0 = no limit): session creation fails with ResourceExhaustedError when the
   // predicted memory (PredictMemory: weights, kernels' own copies, activation arena, inputs and outputs, kernels'
@@ -100,7 +100,7 @@ struct MemoryPrediction {
   }
 };
 
-// An activation arena a run planned (measured: Session::arenas()).
+// An activation arena planned for an input signature (Session::arenas()).
 struct ArenaStats {
   std::string signature;  // the input dtypes and shapes it serves
   int64_t arena_bytes = 0, lower_bound = 0;
@@ -183,7 +183,8 @@ class Session {
   // weights at creation when their input shapes are static; with symbolic shapes they pack on their first run,
   // so kernel_bytes counts only what they hold at the first call.
   const MemoryPrediction& PredictMemory() const;
-  // The activation arenas planned by the runs so far (most recently used first; at most 8 signatures).
+  // The activation arenas planned so far: at creation for static inputs, else before each new signature's first
+  // run (most recently used first; at most 8 signatures).
   std::vector<ArenaStats> arenas() const;
   // What the kernels hold for themselves now (pre-packed weights; kernels that pack per input shape add to it
   // as they run).

@@ -150,12 +150,6 @@ void ReturnFreeHeapPages() {
 #endif
 }
 
-size_t ReleaseFreedMemory() {
-  const size_t released = ReleasePooledBuffers();
-  ReturnFreeHeapPages();
-  return released;
-}
-
 size_t PooledBytes() {
   Pool& pool = ThePool();
   std::lock_guard lock(pool.mu);

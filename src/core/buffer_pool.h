@@ -52,9 +52,6 @@ size_t ReleasePooledBuffers();
 // has risen), stay resident when freed otherwise, wherever a live block above them keeps the heap from shrinking.
 void ReturnFreeHeapPages();
 
-// ReleasePooledBuffers, then ReturnFreeHeapPages. Returns the pool's bytes freed.
-size_t ReleaseFreedMemory();
-
 // Bytes currently held by the pool's free lists (for tests and reports).
 size_t PooledBytes();
 

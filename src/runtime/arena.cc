@@ -47,8 +47,8 @@ std::shared_ptr<ArenaPlan::Block> ArenaPlan::Acquire() {
   if (!b) {
     b = std::make_unique<Block>();
     b->memory = AllocateBuffer(static_cast<size_t>(std::max<int64_t>(arena_bytes_, 1)), /*zero=*/false);
-    b->live.assign(slices_.size(), 0);
     b->used.assign(slices_.size(), 0);
+    b->live.reserve(slices_.size());
     std::lock_guard lock(mu_);
     ++created_;
   }
@@ -67,61 +67,20 @@ size_t ArenaPlan::blocks_created() const {
   return created_;
 }
 
-ArenaRecorder::ArenaRecorder() : state_(std::make_shared<State>()) {}
-
-bool ArenaRecorder::Allocate(int output, DataType dtype, const Shape& shape, bool zero, Tensor* out) {
-  const int64_t bytes = TensorBytes(dtype, shape);
-  if (bytes <= 0) return false;
-  State& s = *state_;
-  const int64_t key = Key(s.step, output);
-  if (!s.seen.insert(key).second) {
-    // A second buffer for one output in one step: neither is planned.
-    for (auto& r : s.records) {
-      if (r.step == s.step && r.output == output) r.bytes = -1;
-    }
-    return false;
-  }
-  std::shared_ptr<void> buffer = AllocateBuffer(static_cast<size_t>(bytes), zero);
-  void* data = buffer.get();
-  const size_t index = s.records.size();
-  s.records.push_back({s.step, output, bytes});
-  // The buffer's release is the end of its lifetime, whoever holds it last.
-  std::shared_ptr<void> owner(data, [state = state_, index, buffer = std::move(buffer)](void*) mutable {
-    Record& r = state->records[index];
-    r.freed = state->done ? -2 : state->step;  // -2: outlived the run
-    buffer.reset();
-  });
-  *out = Tensor::Wrap(dtype, shape, std::move(owner), data);
-  return true;
+int64_t ArenaTensorBytes(DataType dtype, const Shape& shape) {
+  return dtype == DataType::kString ? -1 : TensorBytes(dtype, shape);
 }
 
-std::shared_ptr<ArenaPlan> ArenaRecorder::Finish(int end_step) {
-  State& s = *state_;
-  s.step = end_step;
-  s.done = true;
+std::shared_ptr<ArenaPlan> PlanArena(std::span<const PlannedBuffer> buffers) {
+  if (buffers.empty()) return nullptr;
   std::vector<BufferRequest> requests;
-  std::vector<const Record*> planned;
-  for (const auto& r : s.records) {
-    if (r.bytes <= 0 || r.freed < r.step) continue;  // duplicate key, still held, or outlived the run
-    requests.push_back({r.bytes, r.step, r.freed});
-    planned.push_back(&r);
-  }
-  if (requests.empty()) return nullptr;
+  requests.reserve(buffers.size());
+  for (const PlannedBuffer& b : buffers) requests.push_back({b.bytes, b.first_step, b.last_step, b.alias_of});
   const MemoryPlan plan = PlanMemory(requests, kAlignment);
-  std::vector<ArenaPlan::Slice> slices(planned.size());
-  for (size_t i = 0; i < planned.size(); ++i) {
-    slices[i] = {planned[i]->step, planned[i]->output, planned[i]->bytes, plan.offsets[i], planned[i]->step,
-                 planned[i]->freed, {}};
-  }
-  // A slice may be handed out only after every earlier slice sharing its bytes is released.
-  for (size_t j = 0; j < slices.size(); ++j) {
-    const auto& b = slices[j];
-    for (size_t i = 0; i < slices.size(); ++i) {
-      const auto& a = slices[i];
-      if (i == j || a.first_step > b.first_step || (a.first_step == b.first_step && i > j)) continue;
-      const bool share = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-      if (share) slices[j].conflicts.push_back(static_cast<int>(i));
-    }
+  std::vector<ArenaPlan::Slice> slices(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlannedBuffer& b = buffers[i];
+    slices[i] = {b.step, b.output, b.bytes, plan.offsets[i], b.first_step, b.last_step};
   }
   return std::make_shared<ArenaPlan>(std::move(slices), plan.arena_bytes, plan.lower_bound);
 }
@@ -135,14 +94,24 @@ bool ArenaRun::Allocate(int output, DataType dtype, const Shape& shape, bool zer
   ArenaPlan::Block& b = *block_;
   const int64_t bytes = TensorBytes(dtype, shape);
   if (bytes <= 0 || bytes > slice.bytes || b.used[static_cast<size_t>(index)]) return false;
-  for (int c : slice.conflicts) {
-    if (b.live[static_cast<size_t>(c)]) return false;
+  // A slice still held that shares these bytes (a value living longer than predicted): not this slice.
+  for (int c : b.live) {
+    const auto& held = plan_->slices()[static_cast<size_t>(c)];
+    if (held.offset < slice.offset + slice.bytes && slice.offset < held.offset + held.bytes) return false;
   }
   b.used[static_cast<size_t>(index)] = 1;
-  b.live[static_cast<size_t>(index)] = 1;
+  b.live.push_back(index);
   char* data = static_cast<char*>(b.memory.get()) + slice.offset;
   if (zero) std::memset(data, 0, static_cast<size_t>(bytes));
-  std::shared_ptr<void> owner(data, [block = block_, index](void*) { block->live[static_cast<size_t>(index)] = 0; });
+  std::shared_ptr<void> owner(data, [block = block_, index](void*) {
+    std::vector<int>& live = block->live;
+    for (size_t k = live.size(); k-- > 0;) {
+      if (live[k] != index) continue;
+      live[k] = live.back();
+      live.pop_back();
+      break;
+    }
+  });
   *out = Tensor::Wrap(dtype, shape, std::move(owner), data);
   return true;
 }

@@ -1,25 +1,25 @@
 // Activation arenas: the executor's static memory plan, one per input-shape signature.
 //
-// The first run of a signature records every output buffer a top-level kernel step allocates through its
-// KernelContext (ArenaRecorder): its (step, output) key, its size, and the step at which its last holder let go
-// of it. Lifetimes are measured, not predicted, so whatever shares a buffer — a Reshape or Identity view, an
-// in-place sum that took over its addend (KernelContext::ReuseInput) — keeps it alive exactly as long as it
-// really lives. Buffers still held when the run ends (graph outputs, anything else that escapes) stay out of
-// the plan. PlanMemory (memory_plan.h) turns the rest into offsets in one arena (ArenaPlan).
+// The executor prepares every kernel for a signature before its first run (kernel.h: Prepare declares each
+// output's dtype and shape, which outputs are views of an input and which take over an input's buffer), predicts
+// each buffer's lifetime from the steps that read it, and plans them (PlanArena): PlanMemory (memory_plan.h) turns
+// the buffers into offsets in one arena (ArenaPlan). Outputs whose shape only the run knows (data-dependent),
+// buffers that escape the run (graph outputs and their views) and subgraph values are not planned.
 //
-// Later runs of the signature take one arena block (ArenaPlan::Acquire: a free block, or a new one when every
-// block is busy with a concurrent run) and hand each planned (step, output) its slice (ArenaRun), so a steady
-// state run allocates no activation memory. The plan is checked as it is used: a slice is handed out only when
-// its request fits and every earlier buffer that shares its bytes has been released; otherwise (a kernel asks
-// for more, or a value lives longer than in the recorded run) that output falls back to the default allocator,
-// so a plan can cost memory but never corrupt a value. Subgraph (If/Loop/Scan body) values are not planned.
+// Every run of the signature, the first included, takes one arena block (ArenaPlan::Acquire: a free block, or a
+// new one when every block is busy with a concurrent run) and hands each planned (step, output) its slice
+// (ArenaRun), so no run allocates activation memory the plan covers. The plan is checked as it is used: a slice is
+// handed out only when its request fits and no slice still held shares its bytes;
+// otherwise (a kernel asks for more, or a value lives longer than predicted: a subgraph returned it, an in-place
+// reuse did not happen) that output falls back to the default allocator, so a plan can cost memory but never
+// corrupt a value.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -37,13 +37,14 @@ class ArenaPlan : public std::enable_shared_from_this<ArenaPlan> {
   struct Slice {
     int step = 0, output = 0;
     int64_t bytes = 0, offset = 0;
-    int first_step = 0, last_step = 0;  // the recorded lifetime
-    std::vector<int> conflicts;          // earlier slices sharing bytes with this one (indices)
+    int first_step = 0, last_step = 0;  // the predicted lifetime
   };
-  // One arena: the memory and, per slice, whether it is handed out and still held.
+  // One arena: the memory, per slice whether this run has handed it out, and the slices still held (few at any
+  // time: a new slice is checked against them, not against every slice that shares its bytes).
   struct Block {
     std::shared_ptr<void> memory;
-    std::vector<char> live, used;
+    std::vector<char> used;
+    std::vector<int> live;
   };
 
   ArenaPlan(std::vector<Slice> slices, int64_t arena_bytes, int64_t lower_bound);
@@ -68,30 +69,23 @@ class ArenaPlan : public std::enable_shared_from_this<ArenaPlan> {
   size_t created_ = 0;
 };
 
-// Records the output buffers of one run (the first of its signature).
-class ArenaRecorder : public StepAllocator {
- public:
-  ArenaRecorder();
-  void set_step(int step) override { state_->step = step; }
-  bool Allocate(int output, DataType dtype, const Shape& shape, bool zero, Tensor* out) override;
-  // Call after the run has released everything it holds (`end_step`: one past the last step). Returns the plan
-  // of the buffers released within the run, or nullptr when there is nothing to plan.
-  std::shared_ptr<ArenaPlan> Finish(int end_step);
-
- private:
-  struct Record {
-    int step, output;
-    int64_t bytes;
-    int freed = -1;
-  };
-  struct State {
-    int step = 0;
-    bool done = false;
-    std::vector<Record> records;
-    std::unordered_set<int64_t> seen;  // keys already recorded (a second allocation of one key is not planned)
-  };
-  std::shared_ptr<State> state_;
+// One buffer of a plan: output `output` of step `step` allocates `bytes`, live from `first_step` to `last_step`
+// (inclusive: released during that step). `alias_of`: the index of the buffer whose bytes it takes over in place
+// (that buffer dies at this one's first step and is at least as large; BufferRequest::alias_of), -1: none.
+struct PlannedBuffer {
+  int step = 0, output = 0;
+  int64_t bytes = 0;
+  int first_step = 0, last_step = 0;
+  int alias_of = -1;
 };
+
+// The plan of `buffers` (sizes > 0), or nullptr when there are none. Throws InvalidArgumentError as PlanMemory
+// does for lifetimes or aliases that do not hold.
+std::shared_ptr<ArenaPlan> PlanArena(std::span<const PlannedBuffer> buffers);
+
+// The storage bytes of a tensor the arena may plan, or -1 when it is not a candidate (a string tensor, or too
+// large to be sane: the default allocator then reports it).
+int64_t ArenaTensorBytes(DataType dtype, const Shape& shape);
 
 // Hands out the slices of one block during a run of the plan's signature.
 class ArenaRun : public StepAllocator {

@@ -4,38 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <unordered_set>
 
-#include "core/buffer_pool.h"
 #include "ferry/error.h"
-#include "kernels/creation_threads.h"
+#include "runtime/executor_internal.h"
 #include "runtime/value_reads.h"
 
 namespace ferry::runtime {
-
-struct Executor::CompiledGraph {
-  struct Step {
-    const ir::Node* node = nullptr;  // a kernel step, or
-    const CopyPlan* copy = nullptr;  // a copy step (in: the value where it lives, out: its copy)
-    OpKernel* kernel = nullptr;
-    const Backend* backend = nullptr;  // the backend running `kernel` (named in profiles)
-    std::vector<int> in, out;  // slot per input/output; -1 when omitted
-    std::vector<int> release;  // slots whose last use is this step
-    // Per input: its value dies at this step and came from a node of this graph (not a graph input, initializer
-    // or outer-scope value), so a kernel may write an output into its buffer (KernelContext::ReuseInput).
-    std::vector<char> reusable;
-  };
-  const ir::Graph* graph = nullptr;
-  std::unordered_map<const ir::Value*, int> slot_of;
-  int num_slots = 0;
-  std::vector<std::pair<int, const ir::Value*>> captures;  // local slot <- enclosing graph's value
-  std::vector<std::pair<int, std::shared_ptr<const Tensor>>> constants;  // initializer slots
-  std::vector<std::pair<int, Value>> device_constants;  // initializers copied to a device at creation
-  std::vector<CopyPlan> copies;  // the per-run copies of this graph (steps point into it)
-  std::vector<int> input_slots, output_slots;
-  std::vector<Step> steps;
-};
 
 struct Executor::Frame {
   const CompiledGraph* cg = nullptr;
@@ -109,12 +86,20 @@ std::string CopyDescription(const CopyPlan& c) {
 Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena,
                    bool deterministic, ReleaseFn release)
     : model_(model),
+      model_desc_(model.Describe()),
       threads_(threads),
       memory_arena_(memory_arena),
       deterministic_(deterministic),
       release_(std::move(release)) {
-  const ScopedCreationThreads scope(threads_);  // kernels build their thread-dependent state for the runs' count
   Compile(*model.graph, placement);
+  // Static input shapes: the one signature there is, prepared now, so that the first run is like every other. A
+  // signature that fails to prepare is left for the run, which reports the error.
+  if (const auto inputs = StaticInputs(*model.graph)) {
+    try {
+      Prepared(*inputs);
+    } catch (const Error&) {
+    }
+  }
 }
 
 namespace {
@@ -228,7 +213,7 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
     const ir::Node& n = *g.nodes()[i];
     auto found = placement.nodes.find(&n);
     if (found == placement.nodes.end()) throw InternalError(n.Describe() + " was not placed");
-    kernels_.push_back(found->second.kernel->create(n));
+    kernels_.push_back(found->second.kernel->create(n, KernelOptions{threads_, deterministic_}));
     if (!releasable.empty()) release_inputs(n, *kernels_.back());
     CompiledGraph::Step step;
     step.node = &n;
@@ -267,11 +252,21 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
   for (const auto& [s, step_index] : last_use) {
     if (!keep.count(s)) cg->steps[step_index].release.push_back(s);
   }
+  cg->release_step.assign(static_cast<size_t>(cg->num_slots), static_cast<int>(cg->steps.size()));
+  for (size_t t = 0; t < cg->steps.size(); ++t) {
+    for (int s : cg->steps[t].release) cg->release_step[static_cast<size_t>(s)] = static_cast<int>(t);
+  }
+  for (int s : cg->output_slots) cg->release_step[static_cast<size_t>(s)] = CompiledGraph::kEscapes;
+  std::unordered_set<int> constant_slots;
+  for (const auto& [s, t] : cg->constants) constant_slots.insert(s);
+  for (int s : cg->input_slots) constant_slots.erase(s);  // a feed may override it
   std::unordered_set<int> external(cg->input_slots.begin(), cg->input_slots.end());
   for (const auto& [s, t] : cg->constants) external.insert(s);
   for (const auto& [s, v] : cg->device_constants) external.insert(s);
   for (const auto& [s, v] : cg->captures) external.insert(s);
   for (auto& step : cg->steps) {
+    step.constant_input.assign(step.in.size(), 0);
+    for (size_t k = 0; k < step.in.size(); ++k) step.constant_input[k] = constant_slots.count(step.in[k]) > 0;
     step.reusable.assign(step.in.size(), 0);
     for (size_t k = 0; k < step.in.size(); ++k) {
       const int s = step.in[k];
@@ -283,22 +278,6 @@ void Executor::Compile(const ir::Graph& g, const Placement& placement) {
 }
 
 namespace {
-
-// The arena plan's key: every input's kind, dtype and shape.
-std::string InputSignature(const std::vector<Value>& inputs) {
-  std::string sig;
-  for (const Value& v : inputs) {
-    if (v.is_tensor()) {
-      sig += std::string(DataTypeName(v.tensor().dtype())) + ShapeToString(v.tensor().shape());
-    } else if (v.is_none()) {
-      sig += "none";
-    } else {
-      sig += "value";  // sequences, optionals: the plan may not fit, and then falls back per output
-    }
-    sig += ';';
-  }
-  return sig;
-}
 
 // For a deterministic run: with dynamic adjustment on (OMP_DYNAMIC=true), the OpenMP runtime may give a parallel
 // region fewer threads than asked (libgomp decides by the load average), and oneDNN splits its work, reductions
@@ -324,72 +303,16 @@ class ScopedStaticOmpTeams {
 std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) const {
   const CompiledGraph& top = *compiled_.at(model_.graph.get());
   const ScopedStaticOmpTeams static_teams(deterministic_);
-  if (!memory_arena_) return RunGraph(top, std::move(inputs), nullptr, stats);
-  const std::string signature = InputSignature(inputs);
-  std::shared_ptr<ArenaPlan> plan;
-  {
-    std::lock_guard lock(arenas_mu_);
-    for (auto it = arenas_.begin(); it != arenas_.end(); ++it) {
-      if (it->first != signature) continue;
-      plan = it->second;
-      arenas_.splice(arenas_.begin(), arenas_, it);
-      break;
-    }
-  }
-  if (plan) {
-    ArenaRun arena(plan);
-    return RunGraph(top, std::move(inputs), nullptr, stats, &arena);
-  }
-  ArenaRecorder recorder;
-  std::vector<Value> result;
-  {
-    // The first run of a signature allocates its activations one by one, in sizes the pool rarely has: what it
-    // frees goes back to the system (large blocks) or to malloc (small ones, reused within the run) instead of
-    // waiting in the pool beside new blocks of other sizes, so the run peaks near its live bytes, not their sum.
-    const ScopedPoolBypass bypass;
-    result = RunGraph(top, std::move(inputs), nullptr, stats, &recorder);
-  }
-  plan = recorder.Finish(static_cast<int>(top.steps.size()));
-  if (plan) {
-    // From the next run on the arena serves the activations: what this run freed into malloc's heap (and
-    // anything waiting in the pool) goes back to the system now, before the arena is allocated beside it.
-    ReleaseFreedMemory();
-    std::lock_guard lock(arenas_mu_);
-    const bool known = std::any_of(arenas_.begin(), arenas_.end(), [&](const auto& e) { return e.first == signature; });
-    if (!known) {
-      arenas_.emplace_front(signature, std::move(plan));
-      if (arenas_.size() > kMaxArenaPlans) arenas_.pop_back();
-    }
-  }
-  return result;
+  const std::shared_ptr<const PreparedRun> prepared = Prepared(inputs);
+  if (!prepared->arena) return RunGraph(top, std::move(inputs), nullptr, stats, nullptr, prepared.get());
+  ArenaRun arena(prepared->arena);
+  return RunGraph(top, std::move(inputs), nullptr, stats, &arena, prepared.get());
 }
 
 int64_t Executor::kernel_held_bytes() const {
   int64_t total = 0;
   for (const auto& k : kernels_) total += k->held_bytes();
   return total;
-}
-
-std::map<std::string, Workspace> Executor::kernel_workspace() const {
-  std::map<std::string, Workspace> by_device;
-  for (const auto& [graph, cg] : compiled_) {
-    for (const CompiledGraph::Step& step : cg->steps) {
-      if (!step.kernel) continue;
-      Workspace ws;
-      step.kernel->AddWorkspace(*step.node, threads_, ws);
-      if (!ws.buffers().empty()) by_device[step.backend->device()].Merge(ws);
-    }
-  }
-  return by_device;
-}
-
-std::vector<Executor::ArenaInfo> Executor::arenas() const {
-  std::lock_guard lock(arenas_mu_);
-  std::vector<ArenaInfo> out;
-  for (const auto& [signature, plan] : arenas_) {
-    out.push_back({signature, plan->arena_bytes(), plan->lower_bound(), plan->slices().size(), plan->blocks_created()});
-  }
-  return out;
 }
 
 namespace {
@@ -413,7 +336,7 @@ void ReportValues(const ir::Node& n, const Backend* backend, const std::vector<i
 }  // namespace
 
 std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                                      RunStats* stats, StepAllocator* arena) const {
+                                      RunStats* stats, StepAllocator* arena, const PreparedRun* prepared) const {
   Frame frame;
   frame.cg = &cg;
   frame.parent = parent;
@@ -424,7 +347,10 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   for (const auto& [s, outer] : cg.captures) {
     const Frame* f = parent;
     while (f && !f->cg->slot_of.count(outer)) f = f->parent;
-    if (!f) throw InternalError("outer-scope value '" + outer->name() + "' is not available to graph '" + cg.graph->name() + "'");
+    if (!f) {
+      throw InternalError("outer-scope value '" + outer->name() + "' is not available to graph '" + cg.graph->name() +
+                          "'");
+    }
     frame.slots[static_cast<size_t>(s)] = f->slots[static_cast<size_t>(f->cg->slot_of.at(outer))];
   }
   const size_t n_in = std::min(inputs.size(), cg.input_slots.size());
@@ -437,7 +363,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   SubgraphRunner runner = [this, &frame](const ir::Graph& body, std::vector<Value> body_inputs) {
     auto it = compiled_.find(&body);
     if (it == compiled_.end()) throw InternalError("subgraph '" + body.name() + "' was not compiled");
-    return RunGraph(*it->second, std::move(body_inputs), &frame, frame.stats);
+    return RunGraph(*it->second, std::move(body_inputs), &frame, frame.stats, nullptr, nullptr);
   };
 
   std::vector<const Value*> ins;
@@ -477,19 +403,23 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     for (size_t k = 0; k < step.in.size(); ++k) {
       if (step.in[k] >= 0) ins[k] = &frame.slots[static_cast<size_t>(step.in[k])];
     }
+    // The kernel as prepared for these inputs: the signature's, when the run follows it; else prepared now.
+    const PreparedKernel* kernel_state = nullptr;
+    std::shared_ptr<const PreparedKernel> prepared_now;
+    if (prepared) {
+      const PreparedRun::Step& ps = prepared->steps[step_index];
+      if (ps.kernel && InputsMatch(ps.inputs, ps.derived, ps.checked, ins)) kernel_state = ps.kernel.get();
+    }
+    if (!kernel_state) {
+      prepared_now = PrepareAtRun(cg, step_index, ins);
+      kernel_state = prepared_now.get();
+    }
     outs.assign(step.out.size(), Value());
     KernelContext ctx(*step.node, ins, outs, threads_, runner, step.reusable);
     ctx.set_output_allocator(arena);
     ctx.set_deterministic(deterministic_);
-    try {
-      step.kernel->Compute(ctx);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw ResourceExhaustedError(step.node->Describe() + ": out of memory");
-    } catch (const std::exception& e) {
-      throw InternalError(step.node->Describe() + ": " + e.what());
-    }
+    ctx.set_prepared(kernel_state);
+    Guarded(*step.node, [&] { step.kernel->Compute(ctx); });
     for (size_t k = 0; k < step.out.size(); ++k) {
       if (step.out[k] >= 0) frame.slots[static_cast<size_t>(step.out[k])] = std::move(outs[k]);
     }

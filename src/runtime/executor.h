@@ -1,7 +1,8 @@
 // The executor: compiles a graph (and its subgraphs) into steps with value slots, creates one kernel per node
 // on the backend placement chose, turns the placement's copy plans into copy steps (initializer copies are done
-// once, here), and runs the steps. Run() is const and thread-safe: per-run state lives in a Frame on the
-// caller's stack.
+// once, here), prepares the kernels per input signature (kernel.h: create -> prepare -> run) and plans the
+// signature's activation arena from what they prepared (arena.h), then runs the steps. Run() is const and
+// thread-safe: per-run state lives in a Frame on the caller's stack; prepared signatures are shared, immutable.
 #pragma once
 
 #include <functional>
@@ -9,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,7 +48,8 @@ class Executor {
 
   struct CompiledGraph;
 
-  // The activation arenas planned so far (src/runtime/arena.h), one per input-shape signature, newest first.
+  // The activation arenas planned so far (src/runtime/arena.h), one per prepared input-shape signature, newest
+  // first.
   struct ArenaInfo {
     std::string signature;  // input dtypes and shapes
     int64_t arena_bytes = 0, lower_bound = 0;
@@ -54,20 +58,36 @@ class Executor {
   std::vector<ArenaInfo> arenas() const;
   // What the kernels hold for themselves (OpKernel::held_bytes: pre-packed weights), summed.
   int64_t kernel_held_bytes() const;
-  // The scratch buffers the kernels keep for running (OpKernel::AddWorkspace) at their nodes' static shapes with
-  // this executor's thread count, by the device of the backend running them: per buffer the largest request of
-  // any kernel, since one buffer serves them all. Builds what the kernels' first run would build; runs nothing.
+  // The scratch buffers the kernels keep for running (PreparedKernel::workspace) at the graph inputs' static
+  // shapes with this executor's thread count, by the device of the backend running them: per buffer the largest
+  // request of any kernel, since one buffer serves them all. Empty when an input's shape is not static. Prepares
+  // that signature (as its first run would) when it is not prepared yet; runs nothing.
   std::map<std::string, Workspace> kernel_workspace() const;
+  // The activation arena planned for the graph inputs' static shapes (preparing that signature when it is not
+  // prepared yet): what every run at those shapes takes. nullopt when an input's shape is not static or the arena
+  // is off; zero bytes when nothing is planned.
+  std::optional<ArenaInfo> static_arena() const;
   // Bytes of initializers freed after their kernels packed them (see `release`).
   int64_t released_bytes() const { return released_bytes_; }
 
  private:
   struct Frame;
+  struct PreparedRun;
   void Compile(const ir::Graph& graph, const Placement& placement);
+  // The prepared signature of `inputs` (top graph): found, or prepared now and kept.
+  std::shared_ptr<const PreparedRun> Prepared(const std::vector<Value>& inputs) const;
+  std::shared_ptr<const PreparedRun> PrepareRun(const std::vector<Value>& inputs) const;
+  // The activation arena of a prepared signature of `cg` (the top graph), or nullptr when nothing is planned.
+  static std::shared_ptr<ArenaPlan> PlanArena(const CompiledGraph& cg, const PreparedRun& run);
+  // The kernel of a step prepared for the inputs it runs with (PreparedCache).
+  std::shared_ptr<const PreparedKernel> PrepareAtRun(const CompiledGraph& cg, size_t step_index,
+                                                     std::span<const Value* const> ins) const;
+  // `prepared`: the top graph's prepared signature (nullptr for subgraphs: their steps prepare as they run).
   std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                              RunStats* stats, StepAllocator* arena = nullptr) const;
+                              RunStats* stats, StepAllocator* arena, const PreparedRun* prepared) const;
 
   const ir::Model& model_;
+  std::string model_desc_;  // for Prepare's messages
   int threads_;
   bool memory_arena_;
   bool deterministic_;
@@ -75,10 +95,10 @@ class Executor {
   int64_t released_bytes_ = 0;
   std::unordered_map<const ir::Graph*, std::unique_ptr<CompiledGraph>> compiled_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;
-  // Most recently used first; at most kMaxArenaPlans.
-  static constexpr size_t kMaxArenaPlans = 8;
-  mutable std::mutex arenas_mu_;
-  mutable std::list<std::pair<std::string, std::shared_ptr<ArenaPlan>>> arenas_;
+  // Prepared signatures, most recently used first; at most kMaxPrepared.
+  static constexpr size_t kMaxPrepared = 8;
+  mutable std::mutex prepared_mu_;
+  mutable std::list<std::pair<std::string, std::shared_ptr<const PreparedRun>>> prepared_;
 };
 
 }  // namespace ferry::runtime

@@ -127,8 +127,15 @@ MemoryPrediction Predict(const Session::Impl& impl) {
   }
   p.weights_bytes = e.weights_bytes - impl.executor->released_bytes();  // freed once packed by their kernels
   p.kernel_bytes = impl.executor->kernel_held_bytes();
-  p.arena_bytes = e.arena_bytes;
-  p.lower_bound = e.lower_bound;
+  // The arena the runs will take when the inputs are static (the executor planned it from the prepared kernels'
+  // shapes, views and in-place outputs); else the graph's static shapes planned as if nothing shared a buffer.
+  if (const auto planned = impl.executor->static_arena()) {
+    p.arena_bytes = planned->arena_bytes;
+    p.lower_bound = planned->lower_bound;
+  } else {
+    p.arena_bytes = e.arena_bytes;
+    p.lower_bound = e.lower_bound;
+  }
   p.io_bytes = e.io_bytes;
   p.unknown = e.unknown;
   return p;

@@ -36,8 +36,8 @@ TEST(Arena, SteadyStateRunsAllocateOnlyTheirOutputs) {
     auto session = Session::Create(kModel, options);
     const std::string name = session->inputs()[0].name;
     const Tensor x = RandomInput(1);
-    session->Run({{name, x}});  // records the lifetimes
-    session->Run({{name, x}});  // plans and allocates the arena
+    session->Run({{name, x}});  // takes the arena block planned when the session was created
+    session->Run({{name, x}});  // reuses it
     const uint64_t before = BufferAllocationCount();
     auto out = session->Run({{name, x}});
     const uint64_t allocations = BufferAllocationCount() - before;
@@ -79,21 +79,11 @@ TEST(Arena, OutputsOfEarlierRunsSurviveLaterRuns) {
   for (size_t i = 0; i < kept.size(); ++i) EXPECT_TRUE(SameBits(kept[i], copies[i])) << "run " << i;
 }
 
-// Two buffers the recording run saw one after the other share their bytes in the plan; when a later run keeps
-// the first alive longer, the second must not take the shared slice.
+// Two buffers planned one after the other share their bytes; when a run keeps the first alive longer than
+// predicted, the second must not take the shared slice.
 TEST(Arena, ASliceStillHeldBlocksTheSliceSharingItsBytes) {
-  runtime::ArenaRecorder recorder;
-  Tensor t;
-  recorder.set_step(0);
-  ASSERT_TRUE(recorder.Allocate(0, DataType::kFloat, {256}, false, &t));
-  recorder.set_step(1);
-  t = Tensor();  // released at step 1
-  Tensor u;
-  recorder.set_step(2);
-  ASSERT_TRUE(recorder.Allocate(0, DataType::kFloat, {256}, false, &u));
-  recorder.set_step(3);
-  u = Tensor();
-  auto plan = recorder.Finish(4);
+  const std::vector<runtime::PlannedBuffer> buffers = {{0, 0, 1024, 0, 1, -1}, {2, 0, 1024, 2, 3, -1}};
+  auto plan = runtime::PlanArena(buffers);
   ASSERT_NE(plan, nullptr);
   ASSERT_EQ(plan->slices().size(), 2u);
   EXPECT_EQ(plan->slices()[0].offset, plan->slices()[1].offset);  // disjoint lifetimes share bytes
@@ -125,20 +115,43 @@ TEST(Arena, ASliceStillHeldBlocksTheSliceSharingItsBytes) {
   EXPECT_EQ(plan->blocks_created(), 1u);
 }
 
-TEST(Arena, BuffersThatOutliveTheRunAreNotPlanned) {
-  runtime::ArenaRecorder recorder;
-  Tensor kept;
-  recorder.set_step(0);
-  ASSERT_TRUE(recorder.Allocate(0, DataType::kFloat, {64}, false, &kept));
-  EXPECT_EQ(recorder.Finish(1), nullptr);
-  // A second allocation for the same (step, output) is not planned either.
-  runtime::ArenaRecorder twice;
+// An in-place buffer (alias_of) shares its target's bytes; a second request for one (step, output) is declined.
+TEST(Arena, AnInPlaceBufferTakesItsTargetsBytesAndEachSliceServesOnce) {
+  const std::vector<runtime::PlannedBuffer> buffers = {{0, 0, 256, 0, 1, -1}, {1, 0, 256, 1, 2, 0}};
+  auto plan = runtime::PlanArena(buffers);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->slices()[0].offset, plan->slices()[1].offset);
+  EXPECT_EQ(plan->arena_bytes(), 256);
+  runtime::ArenaRun run(plan);
   Tensor a, b;
-  twice.set_step(0);
-  ASSERT_TRUE(twice.Allocate(0, DataType::kFloat, {64}, false, &a));
-  EXPECT_FALSE(twice.Allocate(0, DataType::kFloat, {64}, false, &b));
-  a = Tensor();
-  EXPECT_EQ(twice.Finish(1), nullptr);
+  run.set_step(0);
+  ASSERT_TRUE(run.Allocate(0, DataType::kFloat, {64}, false, &a));
+  EXPECT_FALSE(run.Allocate(0, DataType::kFloat, {64}, false, &b));  // one slice, one tensor
+  EXPECT_EQ(runtime::PlanArena({}), nullptr);
+}
+
+// The first run of a signature already takes its activations from the planned arena: the kernels were prepared
+// before it, so it allocates no more than the runs after it.
+TEST(Arena, TheFirstRunAllocatesOnlyItsOutputs) {
+  for (const auto& backends : std::vector<std::vector<std::string>>{{"cpu", "ref"}, {"ref"}}) {
+    SCOPED_TRACE(backends.front());
+    SessionOptions options;
+    options.threads = 1;
+    options.backends = backends;
+    auto session = Session::Create(kModel, options);
+    const std::string name = session->inputs()[0].name;
+    const Tensor x = RandomInput(1);
+    const uint64_t before = BufferAllocationCount();
+    auto out = session->Run({{name, x}});
+    const uint64_t first = BufferAllocationCount() - before;
+    const uint64_t before_second = BufferAllocationCount();
+    auto again = session->Run({{name, x}});
+    const uint64_t second = BufferAllocationCount() - before_second;
+    // One arena block (the first run's) and the graph outputs, which outlive the run.
+    EXPECT_LE(first, session->outputs().size() + 1);
+    EXPECT_LE(second, session->outputs().size());
+    EXPECT_TRUE(SameBits(out.at(0).second, again.at(0).second));
+  }
 }
 
 TEST(MemoryPrediction, CountsWeightsArenaAndIo) {

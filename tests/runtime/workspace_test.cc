@@ -1,4 +1,4 @@
-// The kernels' workspace in the memory prediction (MemoryPrediction::workspace_bytes, OpKernel::AddWorkspace):
+// The kernels' workspace in the memory prediction (MemoryPrediction::workspace_bytes, PrepareContext::workspace):
 // the scratch buffers kernels keep per thread. Predicted before any run, it must equal what a run then grows the
 // buffers to (each test runs on a fresh thread, whose buffers start empty, with one intra-op thread so that every
 // buffer lives on that thread); buffers shared by several kernels count once, at the largest request.
