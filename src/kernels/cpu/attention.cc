@@ -1,7 +1,8 @@
 // ai.ferry Attention (schemas_ferry.cc) on the cpu backend, float32: Y = Softmax(scale * Q Kᵀ + mask, axis = -1) V,
 // what fuse_attention makes of the MatMul -> [scale] -> [Add mask] -> Softmax -> MatMul core of a transformer.
 //
-// The work is cut into tasks of (leading index, block of query rows), spread over the threads with ParallelFor.
+// Prepare checks the shapes (ref::PlanAttention) and cuts the work into tasks of (leading index, block of query
+// rows), which Compute spreads over the threads with ParallelFor.
 // Each task computes its block of scores S = scale * Q_block Kᵀ with oneDNN's dnnl_sgemm (row-major C API; K read
 // as [Sk, Dh] transposed, or as [Dh, Sk] when k_transposed, through the leading dimension), adds the mask rows and
 // normalizes every row in place while the block is in L1/L2 (softmax_kernels.inc: ref Softmax's operations in its
@@ -20,6 +21,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,17 @@ void WarmUpSgemm() {
   });
 }
 
+// Tensor-shaped stand-ins for the inputs Prepare sees (dtype and shape, no data), for ref::PlanAttention, which
+// reads only those.
+Tensor Spec(const InputSpec& s) { return Tensor::Wrap(s.dtype, s.shape, nullptr, nullptr); }
+
+// What one input signature needs (the prepared state): the validated geometry and the task split.
+struct AttentionState {
+  ref::AttentionPlan plan;
+  int threads = 1;
+  int64_t rows = 0, blocks = 0;  // query rows per task, tasks per leading index
+};
+
 class Attention : public OpKernel {
  public:
   Attention(const ir::Node& node, RowsFn rows)
@@ -89,18 +102,32 @@ class Attention : public OpKernel {
     WarmUpSgemm();
   }
 
+  // Checks Q, K, V and the mask (ref::PlanAttention), declares Y and cuts the work into tasks for ctx.threads().
+  void Prepare(PrepareContext& ctx) const override {
+    const Tensor q = Spec(ctx.tensor_input(0)), k = Spec(ctx.tensor_input(1)), v = Spec(ctx.tensor_input(2));
+    const std::optional<Tensor> mask = ctx.has_input(3) ? std::optional(Spec(ctx.tensor_input(3))) : std::nullopt;
+    AttentionState& st = ctx.EmplaceState(AttentionState{});
+    st.plan = ref::PlanAttention(q, k, v, mask ? &*mask : nullptr, k_transposed_, ctx.Describe());
+    const ref::AttentionPlan& p = st.plan;
+    ctx.SetOutput(0, DataType::kFloat, p.out_shape);
+    st.threads = std::max(1, ctx.threads());
+    if (p.sk == 0 || ShapeElementCount(p.out_shape) == 0) return;
+    st.rows = RowsPerTask(p.batch(), p.sq, p.sk, st.threads);
+    st.blocks = (p.sq + st.rows - 1) / st.rows;
+  }
+
   void Compute(KernelContext& ctx) const override {
+    const AttentionState& prepared = ctx.state<AttentionState>();
+    const ref::AttentionPlan& p = prepared.plan;
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
     const Tensor* mask = ctx.input(3);
-    const std::string what = ctx.Describe();
-    const ref::AttentionPlan p = ref::PlanAttention(q, k, v, mask, k_transposed_, what);
     if (p.sk == 0) {  // softmax over no keys: P V sums nothing
-      ctx.Output(0, DataType::kFloat, p.out_shape);
+      ctx.Output(0);
       return;
     }
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, p.out_shape);
+    Tensor& y = ctx.OutputUninitialized(0);
     if (y.size() == 0) return;
     const float* qp = q.data<float>();
     const float* kp = k.data<float>();
@@ -108,9 +135,8 @@ class Attention : public OpKernel {
     const float* mp = mask ? mask->data<float>() : nullptr;
     float* yp = y.data<float>();
 
-    const int threads = std::max(1, ctx.threads());
-    const int64_t rows = RowsPerTask(p.batch(), p.sq, p.sk, threads);
-    const int64_t blocks = (p.sq + rows - 1) / rows;
+    const int threads = prepared.threads;
+    const int64_t rows = prepared.rows, blocks = prepared.blocks;
     std::atomic<int> status{dnnl_success};
     ScopedOmpThreads omp(threads);  // for dnnl_sgemm when the tasks run inline
     ParallelFor(threads, p.batch() * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -137,7 +163,7 @@ class Attention : public OpKernel {
       }
     });
     if (status.load() != dnnl_success) {
-      throw InternalError(what + ": oneDNN dnnl_sgemm failed with status " + std::to_string(status.load()));
+      throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(status.load()));
     }
   }
 
@@ -172,7 +198,9 @@ void RegisterFerryAttentionKernels(KernelRegistry& r) {
            .domain = std::string(schemas::kFerryDomain),
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
-           .create = [rows](const ir::Node& node) { return std::make_unique<Attention>(node, rows); },
+           .create = [rows](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<Attention>(node, rows);
+           },
            .predicate = AttentionPredicate,
            .isa = v.isa,
            .name = std::string("cpu.f32_attention__") + v.impl + ".1",

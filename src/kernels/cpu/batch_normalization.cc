@@ -1,8 +1,9 @@
 // BatchNormalization inference (float32, opsets 9-15) on oneDNN's batch_normalization_forward with the given
 // statistics (use_global_stats) and separate scale and shift: Y = (X - mean) / sqrt(var + epsilon) · scale + B
 // per channel. X [N, C, D1, ...] is viewed as [N, C, D1·D2·..., 1] (the layout oneDNN's plain-layout kernel
-// takes for any rank); a rank-1 X is [N] with one channel. Training (training_mode=1, or an opset < 14 node that
-// asks for the running statistics) is refused and falls back to ref.
+// takes for any rank); a rank-1 X is [N] with one channel. Prepare checks the inputs and builds the primitive of
+// each input signature (its prepared state), with the scratchpad it records in the workspace. Training
+// (training_mode=1, or an opset < 14 node that asks for the running statistics) is refused and falls back to ref.
 #include <string>
 
 #include "kernels/cpu/dnnl_scratchpad.h"
@@ -13,56 +14,79 @@
 namespace ferry::cpu {
 namespace {
 
-struct BatchNormPrimitive {
+// Everything one input signature needs (the prepared state): X's view and the primitive (none for an empty X).
+struct BatchNormPlan {
+  Shape view;  // X as oneDNN sees it: [N, C, spatial, 1]
+  dnnl::memory::desc data, param;
   dnnl::batch_normalization_forward prim;
   dnnl::memory::desc scratch;
+  bool empty = false;
+  std::string what;  // the node, for oneDNN's errors
 };
 
 class BatchNormalization : public OpKernel {
  public:
   explicit BatchNormalization(const ir::Node& node) : epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
-  // The scratchpad of the primitive Compute runs at X's static shape (built now, as the first run would).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0);
-    if (!x || x->empty() || ShapeElementCount(*x) == 0) return;
-    NeedScratchpad(Primitive(View(*x), threads, node.Describe())->scratch, ws);
+  // Checks the inputs, declares Y (X's shape), builds the primitive for X's view (for ctx.threads(), the split it
+  // will run with) and records its scratchpad.
+  void Prepare(PrepareContext& ctx) const override {
+    const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (int i = 0; i < 5; ++i) {
+      const InputSpec& in = ctx.tensor_input(i);
+      if (in.dtype != DataType::kFloat) {
+        throw InvalidArgumentError(ctx.Describe() + ": input '" + names[i] + "' must be float32, got " +
+                                   ctx.InputString(i));
+      }
+    }
+    const Shape& x = ctx.input(0).shape;
+    if (x.empty()) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got " + ctx.InputString(0));
+    }
+    BatchNormPlan& p = ctx.EmplaceState(BatchNormPlan{});
+    p.view = View(x);
+    const int64_t channels = p.view[1];
+    for (int i = 1; i < 5; ++i) {
+      const int64_t size = ShapeElementCount(ctx.input(i).shape);
+      if (size != channels) {
+        throw InvalidArgumentError(ctx.Describe() + ": input '" + names[i] + "' has " + std::to_string(size) +
+                                   " elements, expected C = " + std::to_string(channels) + " (" + ctx.InputString(i) +
+                                   ", " + ctx.InputString(0) + ")");
+      }
+    }
+    ctx.SetOutput(0, DataType::kFloat, x);
+    p.what = ctx.Describe();
+    p.empty = ShapeElementCount(x) == 0;
+    if (p.empty) return;
+    p.data = PlainDesc(p.view, DataType::kFloat);
+    p.param = PlainDesc({channels}, DataType::kFloat);
+    const ScopedOmpThreads scope(ctx.threads());
+    const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                       dnnl::normalization_flags::use_shift;
+    try {
+      dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, p.data, epsilon_, flags);
+      const dnnl::batch_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
+      p.prim = dnnl::batch_normalization_forward(pd);
+      p.scratch = pd.scratchpad_desc();
+    } catch (const dnnl::error& e) {
+      throw InternalError(p.what + ": oneDNN batch normalization: " + e.what());
+    }
+    NeedScratchpad(p.scratch, ctx.workspace());
   }
 
   void Compute(KernelContext& ctx) const override {
+    const BatchNormPlan& p = ctx.state<BatchNormPlan>();
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
-    const Tensor* in[5];
-    for (int i = 0; i < 5; ++i) {
-      in[i] = &ctx.required_input(i);
-      if (in[i]->dtype() != DataType::kFloat) {
-        throw InvalidArgumentError(what + ": input '" + names[i] + "' must be float32, got " +
-                                   std::string(DataTypeName(in[i]->dtype())));
-      }
-    }
-    if (x.rank() < 1) throw InvalidArgumentError(what + ": input 'X' must have rank >= 1");
-    const Shape view = View(x.shape());
-    const int64_t channels = view[1];
-    for (int i = 1; i < 5; ++i) {
-      if (in[i]->size() != channels) {
-        throw InvalidArgumentError(what + ": input '" + names[i] + "' has " + std::to_string(in[i]->size()) +
-                                   " elements, expected C = " + std::to_string(channels));
-      }
-    }
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
-    if (x.size() == 0) return;
-    auto prim = Primitive(view, ctx.threads(), what);
-    const dnnl::memory::desc data = PlainDesc(view, DataType::kFloat);
-    const dnnl::memory::desc param = PlainDesc({channels}, DataType::kFloat);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(x, data)},
-                                               {DNNL_ARG_DST, Wrap(y, data)},
-                                               {DNNL_ARG_SCALE, Wrap(*in[1], param)},
-                                               {DNNL_ARG_SHIFT, Wrap(*in[2], param)},
-                                               {DNNL_ARG_MEAN, Wrap(*in[3], param)},
-                                               {DNNL_ARG_VARIANCE, Wrap(*in[4], param)}};
-    AddScratchpad(args, prim->scratch);
-    Execute(prim->prim, args, ctx.threads(), what);
+    Tensor& y = ctx.OutputUninitialized(0);
+    if (p.empty) return;
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(x, p.data)},
+                                               {DNNL_ARG_DST, Wrap(y, p.data)},
+                                               {DNNL_ARG_SCALE, Wrap(ctx.required_input(1), p.param)},
+                                               {DNNL_ARG_SHIFT, Wrap(ctx.required_input(2), p.param)},
+                                               {DNNL_ARG_MEAN, Wrap(ctx.required_input(3), p.param)},
+                                               {DNNL_ARG_VARIANCE, Wrap(ctx.required_input(4), p.param)}};
+    AddScratchpad(args, p.scratch);
+    Execute(p.prim, args, ctx.threads(), p.what);
   }
 
  private:
@@ -73,26 +97,7 @@ class BatchNormalization : public OpKernel {
     return {x[0], channels, spatial, 1};
   }
 
-  // The primitive for this view, built on first use for `threads` (the split it will run with).
-  std::shared_ptr<const BatchNormPrimitive> Primitive(const Shape& view, int threads, const std::string& what) const {
-    return cache_.Get(view, [&] {
-      const ScopedOmpThreads scope(threads);
-      const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                         dnnl::normalization_flags::use_shift;
-      try {
-        dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference,
-                                                  PlainDesc(view, DataType::kFloat), epsilon_, flags);
-        const dnnl::batch_normalization_forward::primitive_desc pd(d, WithUserScratchpad(), Engine());
-        return std::make_shared<BatchNormPrimitive>(
-            BatchNormPrimitive{dnnl::batch_normalization_forward(pd), pd.scratchpad_desc()});
-      } catch (const dnnl::error& e) {
-        throw InternalError(what + ": oneDNN batch normalization: " + e.what());
-      }
-    });
-  }
-
   float epsilon_;
-  ShapeCache<BatchNormPrimitive> cache_;
 };
 
 std::string InferenceOnly(const ir::Node& node) {

@@ -13,7 +13,8 @@
 //     into [B,S,D] is B*S rows of D against the same D values. Short rows (up to 64) of which one input repeats
 //     one row down the next dim out run as tiles of those two dims, one call per tile: a per-channel scale
 //     [N,C/16,1,1,16] times a blocked [N,C/16,H,W,16] (squeeze-excitation) is N*C/16 tiles, not N*C/16*H*W rows.
-// Outputs over 64K elements are split over the threads.
+// Outputs over 64K elements are split over the threads. Prepare checks the types, resolves the broadcast (Y's shape)
+// and chooses the path with its coalesced dims once per input signature; Compute only walks that plan.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -151,8 +152,11 @@ BinaryRows<T> ScalarRows() {
 // Elements per thread chunk: below this, splitting costs more than it saves.
 constexpr int64_t kGrain = 1 << 16;
 
-// The numpy broadcast of two shapes; throws InvalidArgumentError naming both when they do not broadcast.
-Shape BroadcastShape(const Shape& a, const Shape& b, const KernelContext& ctx) {
+// The numpy broadcast of inputs 0 and 1; throws InvalidArgumentError naming the node and both inputs when they do not
+// broadcast.
+Shape BroadcastShape(const PrepareContext& ctx) {
+  const Shape& a = ctx.input(0).shape;
+  const Shape& b = ctx.input(1).shape;
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -163,9 +167,9 @@ Shape BroadcastShape(const Shape& a, const Shape& b, const KernelContext& ctx) {
     } else if (da == 1) {
       out[i] = db;
     } else {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'A' " + ShapeToString(a) + " and input 'B' " +
-                                 ShapeToString(b) + " do not broadcast (dim " + std::to_string(i) + ": " +
-                                 std::to_string(da) + " vs " + std::to_string(db) + ")");
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
+                                 " do not broadcast (output dim " + std::to_string(i) + ": " + std::to_string(da) +
+                                 " vs " + std::to_string(db) + ")");
     }
   }
   return out;
@@ -176,6 +180,7 @@ Shape BroadcastShape(const Shape& a, const Shape& b, const KernelContext& ctx) {
 struct BroadcastPlan {
   std::vector<int64_t> dims, stride_a, stride_b;
 
+  BroadcastPlan() = default;
   BroadcastPlan(const Shape& a, const Shape& b, const Shape& out) {
     const size_t rank = out.size();
     auto strides = [rank](const Shape& s) {
@@ -216,42 +221,114 @@ struct BroadcastPlan {
   }
 };
 
+// How Compute walks one signature (chosen by the shapes, in this order):
+enum class BinaryPath : uint8_t {
+  kEmpty,   // the output has no element
+  kVV,      // both inputs have the output's element count: one contiguous loop
+  kVS,      // B has a single element
+  kSV,      // A has a single element
+  kTileVR,  // short rows, B's one row repeated down the next dim out: tiles of the two inner dims
+  kTileRV,  // the same with A's row repeated
+  kRows,    // rows of the innermost coalesced dim, walked with an odometer
+};
+
+// Rows up to this long take the tile path (longer ones pay the per-row call little).
+constexpr int64_t kTileRowMax = 64;
+
+// The prepared state of one signature: Y's shape and how the broadcast is walked.
+struct BinaryPlan {
+  Shape out_shape;
+  int64_t n = 0;  // Y's element count
+  BinaryPath path = BinaryPath::kEmpty;
+  BroadcastPlan bcast;  // kTile* and kRows
+};
+
+// Short rows of which one input repeats the same one down the next dim out (a blocked [N, C/b, H, W, b] tensor
+// times a per-channel [N, C/b, 1, 1, b] scale, as in squeeze-excitation: rows of b) run as tiles of the two inner
+// dims, one call per tile instead of one per row: kTileVR or kTileRV, else kRows.
+BinaryPath BroadcastPath(const BroadcastPlan& plan) {
+  const size_t rank = plan.dims.size();
+  if (rank < 2) return BinaryPath::kRows;
+  const int64_t inner = plan.dims[rank - 1];
+  const int64_t sa = plan.stride_a[rank - 2], sb = plan.stride_b[rank - 2];
+  // Both inputs walk the innermost dim (coalescing left it because one of them does not walk the next one).
+  if (inner > kTileRowMax || plan.stride_a.back() != 1 || plan.stride_b.back() != 1) return BinaryPath::kRows;
+  if (sa == inner && sb == 0) return BinaryPath::kTileVR;
+  if (sa == 0 && sb == inner) return BinaryPath::kTileRV;
+  return BinaryPath::kRows;
+}
+
 template <class T>
 class BinaryKernel final : public OpKernel {
  public:
   BinaryKernel(DataType dtype, BinaryRows<T> rows) : dtype_(dtype), rows_(rows) {}
 
+  // Checks the types, resolves the broadcast and chooses the path, once per signature.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.dtype != dtype_ || b.dtype != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
+                                 ": expected " + std::string(DataTypeName(dtype_)) + " for both");
+    }
+    BinaryPlan p;
+    p.out_shape = BroadcastShape(ctx);
+    p.n = ShapeElementCount(p.out_shape);
+    const int64_t na = ShapeElementCount(a.shape), nb = ShapeElementCount(b.shape);
+    if (p.n == 0) {
+      p.path = BinaryPath::kEmpty;
+    } else if (na == p.n && nb == p.n) {
+      p.path = BinaryPath::kVV;
+    } else if (na == p.n && nb == 1) {
+      p.path = BinaryPath::kVS;
+    } else if (na == 1 && nb == p.n) {
+      p.path = BinaryPath::kSV;
+    } else {
+      p.bcast = BroadcastPlan(a.shape, b.shape, p.out_shape);
+      p.path = BroadcastPath(p.bcast);
+    }
+    ctx.SetOutput(0, dtype_, p.out_shape);
+    ctx.EmplaceState(std::move(p));
+  }
+
   void Compute(KernelContext& ctx) const override {
+    const BinaryPlan& p = ctx.state<BinaryPlan>();
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
-    if (a.dtype() != dtype_ || b.dtype() != dtype_) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs have types " + std::string(DataTypeName(a.dtype())) +
-                                 " and " + std::string(DataTypeName(b.dtype())) + ", expected " +
-                                 std::string(DataTypeName(dtype_)) + " for both");
-    }
-    Tensor& out = ctx.OutputUninitialized(0, dtype_, BroadcastShape(a.shape(), b.shape(), ctx));
-    const int64_t n = out.size();
-    if (n == 0) return;
+    Tensor& out = ctx.OutputUninitialized(0);
+    const int64_t n = p.n;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* po = out.data<T>();
     const int threads = ctx.threads();
-    if (a.size() == n && b.size() == n) {
-      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vv(pa + s, pb + s, po + s, e - s); });
-    } else if (a.size() == n && b.size() == 1) {
-      const T v = pb[0];
-      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vs(pa + s, v, po + s, e - s); });
-    } else if (a.size() == 1 && b.size() == n) {
-      const T v = pa[0];
-      ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.sv(v, pb + s, po + s, e - s); });
-    } else {
-      Broadcast(threads, BroadcastPlan(a.shape(), b.shape(), out.shape()), pa, pb, po, n);
+    switch (p.path) {
+      case BinaryPath::kEmpty:
+        return;
+      case BinaryPath::kVV:
+        ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vv(pa + s, pb + s, po + s, e - s); });
+        return;
+      case BinaryPath::kVS: {
+        const T v = pb[0];
+        ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.vs(pa + s, v, po + s, e - s); });
+        return;
+      }
+      case BinaryPath::kSV: {
+        const T v = pa[0];
+        ParallelFor(threads, n, kGrain, [&](int64_t s, int64_t e) { rows_.sv(v, pb + s, po + s, e - s); });
+        return;
+      }
+      case BinaryPath::kTileVR:
+      case BinaryPath::kTileRV:
+        Tiled(threads, p.bcast, p.path == BinaryPath::kTileVR, pa, pb, po, n);
+        return;
+      case BinaryPath::kRows:
+        Broadcast(threads, p.bcast, pa, pb, po, n);
+        return;
     }
   }
 
  private:
   void Broadcast(int threads, const BroadcastPlan& plan, const T* pa, const T* pb, T* po, int64_t n) const {
-    if (Tiled(threads, plan, pa, pb, po, n)) return;
     const size_t outer = plan.dims.size() - 1;  // dims before the innermost (n > 1 here, so there is one)
     const int64_t inner = plan.dims.back();
     const bool a_row = plan.stride_a.back() != 0, b_row = plan.stride_b.back() != 0;
@@ -281,18 +358,11 @@ class BinaryKernel final : public OpKernel {
     });
   }
 
-  // Short rows of which one input repeats the same one down the next dim out (a blocked [N, C/b, H, W, b] tensor
-  // times a per-channel [N, C/b, 1, 1, b] scale, as in squeeze-excitation: rows of b): the two inner dims run as
-  // tiles, one call per tile instead of one per row. False when the shapes are not of that kind.
-  bool Tiled(int threads, const BroadcastPlan& plan, const T* pa, const T* pb, T* po, int64_t n) const {
+  // The tile path (BroadcastPath): `b_repeats` when B's row repeats (kTileVR), else A's (kTileRV).
+  void Tiled(int threads, const BroadcastPlan& plan, bool b_repeats, const T* pa, const T* pb, T* po,
+             int64_t n) const {
     const size_t rank = plan.dims.size();
-    if (rank < 2) return false;
     const int64_t inner = plan.dims[rank - 1], rows = plan.dims[rank - 2];
-    const int64_t sa = plan.stride_a[rank - 2], sb = plan.stride_b[rank - 2];
-    // Both inputs walk the innermost dim (coalescing left it because one of them does not walk the next one).
-    if (inner > kTileRowMax || plan.stride_a.back() != 1 || plan.stride_b.back() != 1) return false;
-    const bool b_repeats = sa == inner && sb == 0, a_repeats = sa == 0 && sb == inner;
-    if (!b_repeats && !a_repeats) return false;
     const size_t outer = rank - 2;
     // Split by rows (a tile may be all of the output), each thread's range walked tile by tile.
     ParallelFor(threads, n / inner, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
@@ -308,11 +378,7 @@ class BinaryKernel final : public OpKernel {
         r += count;
       }
     });
-    return true;
   }
-
-  // Rows up to this long take the tile path (longer ones pay the per-row call little).
-  static constexpr int64_t kTileRowMax = 64;
 
   DataType dtype_;
   BinaryRows<T> rows_;
@@ -322,7 +388,7 @@ class BinaryKernel final : public OpKernel {
 
 template <class T>
 KernelFactory Factory(DataType dtype, BinaryRows<T> rows) {
-  return [dtype, rows](const ir::Node&) -> std::unique_ptr<OpKernel> {
+  return [dtype, rows](const ir::Node&, const KernelOptions&) -> std::unique_ptr<OpKernel> {
     return std::make_unique<BinaryKernel<T>>(dtype, rows);
   };
 }

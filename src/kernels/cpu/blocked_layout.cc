@@ -1,6 +1,7 @@
 // ai.ferry ReorderToBlocked / ReorderFromBlocked on oneDNN reorders (float32, block 8, 16 or 0, logical rank 3-5),
-// plus the blocked-layout helpers of blocked_layout.h. A reorder primitive is built per input shape and thread
-// count (oneDNN fixes its parallel split at creation) and runs with a user scratchpad.
+// plus the blocked-layout helpers of blocked_layout.h. Prepare checks X, declares Y (the blocked or the logical
+// shape) and builds the reorder primitive for X's shape and the session's thread count (oneDNN fixes its parallel
+// split at creation), kept as the signature's state; it runs with a user scratchpad (the workspace).
 #include "kernels/cpu/blocked_layout.h"
 
 #include <algorithm>
@@ -72,7 +73,10 @@ void CopyZeroingPadding(const float* from, float* to, const Shape& blocked, int6
 
 namespace {
 
-struct ReorderEntry {
+// What Prepare builds for one input signature: the reorder, when there is anything to reorder.
+struct ReorderPlan {
+  bool run = false;  // X and Y are not empty
+  int threads = 1;   // what the reorder was built for and runs with
   dnnl::reorder prim;
   dnnl::memory::desc from, to, scratch;
 };
@@ -81,55 +85,72 @@ struct ReorderEntry {
 class BlockedReorder : public OpKernel {
  public:
   BlockedReorder(const ir::Node& node, bool to_blocked)
-      : to_blocked_(to_blocked), block_(node.GetInt("block", 0)), channels_(node.GetInt("channels", -1)) {
+      : to_blocked_(to_blocked),
+        block_(node.GetInt("block", 0)),
+        channels_(node.GetInt("channels", -1)),
+        what_(node.Describe()) {
     const std::string reason = BlockReason(node.op_type(), block_);
     if (!reason.empty()) throw UnsupportedError(node.Describe() + ": " + reason);
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+  // Every check of X, Y's shape (blocked: [N, ceil(C/b), D..., b] or [N, D..., C]; or the logical [N, C, D...]),
+  // the reorder for X's shape and its scratchpad.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": input X must be float32, got " + ctx.InputString(0));
     }
     Shape logical;
     if (to_blocked_) {
-      logical = x.shape();
+      logical = x.shape;
     } else {
-      if (!MatchesBlocked(x.shape())) {
+      if (!MatchesBlocked(x.shape)) {
         throw InvalidArgumentError(
-            what + ": input X has shape " + ShapeToString(x.shape()) + ", expected " + std::to_string(channels_) +
-            " channels " +
+            what + ": " + ctx.InputString(0) + ", expected " + std::to_string(channels_) + " channels " +
             (block_ > 0 ? "blocked by " + std::to_string(block_) + " ([N, " +
                               std::to_string((channels_ + block_ - 1) / block_) + ", spatial..., " +
                               std::to_string(block_) + "]"
                         : std::string("channels-last ([N, spatial..., C]")) +
             ", 1 to 3 spatial dims)");
       }
-      logical = LogicalShape(x.shape(), channels_, block_);
+      logical = LogicalShape(x.shape, channels_, block_);
     }
     if (static_cast<int64_t>(logical.size()) < kMinBlockedRank ||
         static_cast<int64_t>(logical.size()) > kMaxBlockedRank) {
-      throw UnsupportedError(what + ": X has shape " + ShapeToString(x.shape()) +
+      throw UnsupportedError(what + ": " + ctx.InputString(0) +
                              "; the cpu kernel reorders tensors of rank 3 to 5 (1 to 3 spatial dims)");
     }
     const Shape y_shape = to_blocked_ ? BlockedShape(logical, block_) : logical;
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);  // the reorder writes padding too
-    if (y.size() == 0 || x.size() == 0) return;
-    const auto e = Entry(x.shape(), logical, ctx.threads(), what);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, Wrap(x, e->from)}, {DNNL_ARG_TO, Wrap(y, e->to)}};
-    AddScratchpad(args, e->scratch);
-    Execute(e->prim, args, ctx.threads(), what);
+    ctx.SetOutput(0, DataType::kFloat, y_shape);
+    ReorderPlan p;
+    p.threads = ctx.threads();
+    p.run = ShapeElementCount(y_shape) > 0 && ShapeElementCount(x.shape) > 0;
+    if (p.run) {
+      ScopedOmpThreads scope(p.threads);  // oneDNN fixes a reorder's parallel split when it is created
+      const dnnl::memory::desc plain = PlainDesc(logical, DataType::kFloat), blocked = BlockedDesc(logical, block_);
+      p.from = to_blocked_ ? plain : blocked;
+      p.to = to_blocked_ ? blocked : plain;
+      try {
+        const dnnl::reorder::primitive_desc pd(Engine(), p.from, Engine(), p.to, WithUserScratchpad());
+        p.prim = dnnl::reorder(pd);
+        p.scratch = pd.scratchpad_desc();
+      } catch (const dnnl::error& err) {
+        throw InternalError(what + ": oneDNN reorder: " + err.what());
+      }
+      NeedScratchpad(p.scratch, ctx.workspace());
+    }
+    ctx.EmplaceState(std::move(p));
   }
 
-  // The scratchpad of the reorder Compute runs at X's static shape (built now, as the first run would).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0);
-    if (!x || ShapeElementCount(*x) == 0 || (!to_blocked_ && !MatchesBlocked(*x))) return;
-    const Shape logical = to_blocked_ ? *x : LogicalShape(*x, channels_, block_);
-    const auto rank = static_cast<int64_t>(logical.size());
-    if (rank < kMinBlockedRank || rank > kMaxBlockedRank) return;  // left for Compute to report
-    NeedScratchpad(Entry(*x, logical, threads, node.Describe())->scratch, ws);
+  void Compute(KernelContext& ctx) const override {
+    const ReorderPlan& p = ctx.state<ReorderPlan>();
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);  // the reorder writes padding too
+    if (!p.run) return;
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, Wrap(x, p.from)}, {DNNL_ARG_TO, Wrap(y, p.to)}};
+    AddScratchpad(args, p.scratch);
+    Execute(p.prim, args, p.threads, what_);
   }
 
  private:
@@ -140,31 +161,9 @@ class BlockedReorder : public OpKernel {
            (block_ > 0 ? x.back() == block_ && x[1] == (channels_ + block_ - 1) / block_ : x.back() == channels_);
   }
 
-  // The reorder for X of shape `x` (logical shape `logical`), built on first use for `threads`.
-  std::shared_ptr<const ReorderEntry> Entry(const Shape& x, const Shape& logical, int threads,
-                                            const std::string& what) const {
-    std::vector<int64_t> key = ShapeKey({x});
-    key.push_back(threads);
-    return cache_.Get(key, [&] {
-      ScopedOmpThreads scope(threads);
-      auto entry = std::make_shared<ReorderEntry>();
-      const dnnl::memory::desc plain = PlainDesc(logical, DataType::kFloat), blocked = BlockedDesc(logical, block_);
-      entry->from = to_blocked_ ? plain : blocked;
-      entry->to = to_blocked_ ? blocked : plain;
-      try {
-        const dnnl::reorder::primitive_desc pd(Engine(), entry->from, Engine(), entry->to, WithUserScratchpad());
-        entry->prim = dnnl::reorder(pd);
-        entry->scratch = pd.scratchpad_desc();
-      } catch (const dnnl::error& err) {
-        throw InternalError(what + ": oneDNN reorder: " + err.what());
-      }
-      return entry;
-    });
-  }
-
   bool to_blocked_;
   int64_t block_, channels_;
-  ShapeCache<ReorderEntry> cache_;
+  std::string what_;
 };
 
 std::string ReorderPredicate(const ir::Node& node) { return BlockReason(node.op_type(), node.GetInt("block", 0)); }
@@ -182,8 +181,10 @@ std::string ReorderShapePredicate(const ir::Node& node) {
   return "";
 }
 
-std::unique_ptr<OpKernel> MakeToBlocked(const ir::Node& node) { return std::make_unique<BlockedReorder>(node, true); }
-std::unique_ptr<OpKernel> MakeFromBlocked(const ir::Node& node) {
+std::unique_ptr<OpKernel> MakeToBlocked(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<BlockedReorder>(node, true);
+}
+std::unique_ptr<OpKernel> MakeFromBlocked(const ir::Node& node, const KernelOptions&) {
   return std::make_unique<BlockedReorder>(node, false);
 }
 

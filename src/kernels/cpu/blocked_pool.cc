@@ -12,13 +12,16 @@
 // Refused: a window that holds no input element, which MaxPool makes -inf and AveragePool without
 // count_include_pad NaN — in the padding channels too, where a following BlockedConv's zero weights would turn it
 // into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else
-// its primitive descriptor reports as ref when the spatial dims are static).
+// its primitive descriptor reports as ref when the spatial dims are static). Prepare checks X, resolves the window
+// and builds the primitive for each input shape (its scratchpad goes to the workspace); Compute only runs it.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -47,9 +50,12 @@ Mode ParseMode(const std::string& m) {
   return Mode::kUnknown;
 }
 
-struct BlockedPoolEntry {
+// The prepared state of one input shape: X as `outer` groups of `lanes` interleaved planes ([N * Cb] x b blocked,
+// [N] x C channels-last), the window and the primitive (MaxPool / AveragePool), and the node, for oneDNN's errors.
+struct BlockedPoolPlan {
   PoolPrimitive p;
-  Shape y_shape;
+  int64_t outer = 0, lanes = 0;
+  std::string what;
 };
 
 // The average of `lanes` (1-16) interleaved planes of `size` elements: element i of lane l is base[i * all_lanes + l].
@@ -215,44 +221,54 @@ class BlockedPool : public OpKernel {
     }
   }
 
-  // The scratchpad of the pooling primitive Compute runs at X's static shape (built now, as the first run would);
-  // the global modes run none.
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    if (mode_ != Mode::kMax && mode_ != Mode::kAverage) return;
-    const auto x = StaticShape(node, 0);
-    if (!x || static_cast<int64_t>(x->size()) < (block_ > 0 ? 4 : 3) || (block_ > 0 && x->back() != block_) ||
-        static_cast<int64_t>(x->size()) - BlockedRank(2, block_) > kMaxSpatial) {
-      return;  // left for Compute to report
-    }
-    try {
-      const auto e = Entry(*x, threads, node.Describe());
-      if (e->p.has_prim) NeedScratchpad(e->p.scratch, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
-    }
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+  // X's checks, Y's shape, and for MaxPool / AveragePool the window resolved and the primitive built (under the
+  // thread count it will run with), its scratchpad in the workspace; the global modes run none.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const Shape& xs = x.shape;
     const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": X must be float32, got " + ctx.InputString(0));
     }
-    if (x.rank() < (block_ > 0 ? 4 : 3) || (block_ > 0 && x.shape().back() != block_)) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a tensor " +
+    if (static_cast<int64_t>(xs.size()) < (block_ > 0 ? 4 : 3) || (block_ > 0 && xs.back() != block_)) {
+      throw InvalidArgumentError(what + ": " + ctx.InputString(0) + ", expected a tensor " +
                                  (block_ > 0 ? "blocked by " + std::to_string(block_) +
                                                    " ([N, C/block, spatial..., block])"
                                              : std::string("channels-last ([N, spatial..., C])")));
     }
-    // `outer` groups of `lanes` interleaved planes: [N * Cb] x b blocked, [N] x C channels-last.
-    const int64_t lanes = x.shape().back();
-    const int64_t outer = block_ > 0 ? x.dim(0) * x.dim(1) : x.dim(0);
+    BlockedPoolPlan plan;
+    plan.lanes = xs.back();
+    plan.outer = block_ > 0 ? xs[0] * xs[1] : xs[0];
+    plan.what = what;
     if (mode_ == Mode::kGlobalAverage || mode_ == Mode::kGlobalMax) {
-      Shape y_shape(x.shape().size(), 1);
-      y_shape[0] = x.dim(0);
-      if (block_ > 0) y_shape[1] = x.dim(1);
-      y_shape.back() = lanes;
-      Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);
-      if (y.size() == 0) return;
+      Shape y_shape(xs.size(), 1);
+      y_shape[0] = xs[0];
+      if (block_ > 0) y_shape[1] = xs[1];
+      y_shape.back() = plan.lanes;
+      ctx.EmplaceState(std::move(plan));
+      ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+      return;
+    }
+    if (static_cast<int64_t>(xs.size()) - BlockedRank(2, block_) > kMaxSpatial) {
+      throw UnsupportedError(what + ": the cpu kernel pools at most 3 spatial dims, got " + ctx.InputString(0));
+    }
+    Shape y_shape;
+    {
+      const ScopedOmpThreads scope(ctx.threads());
+      y_shape = Build(xs, what + ": " + ctx.InputString(0), &plan.p);
+    }
+    if (plan.p.has_prim) NeedScratchpad(plan.p.scratch, ctx.workspace());
+    ctx.EmplaceState(std::move(plan));
+    ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const BlockedPoolPlan& plan = ctx.state<BlockedPoolPlan>();
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);
+    if (y.size() == 0) return;
+    const int64_t outer = plan.outer, lanes = plan.lanes;
+    if (mode_ == Mode::kGlobalAverage || mode_ == Mode::kGlobalMax) {
       const int64_t size = x.size() / y.size();
       if (mode_ == Mode::kGlobalMax) {
         GlobalPoolBlocks<true>(x.data<float>(), outer, size, lanes, y.data<float>(), ctx.threads(), average_);
@@ -261,14 +277,7 @@ class BlockedPool : public OpKernel {
       }
       return;
     }
-    if (x.rank() - BlockedRank(2, block_) > kMaxSpatial) {
-      throw UnsupportedError(what + ": the cpu kernel pools at most 3 spatial dims, got X " +
-                             ShapeToString(x.shape()));
-    }
-    const auto e = Entry(x.shape(), ctx.threads(), what);
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, e->y_shape);
-    if (y.size() == 0) return;
-    const semantics::WindowGeometry& g = e->p.g;
+    const semantics::WindowGeometry& g = plan.p.g;
     if (OwnMaxLoop(g)) {
       const int64_t rows = outer * g.out[0];
       const int64_t min_rows = std::max<int64_t>(1, 2048 / std::max<int64_t>(g.out[1] * g.kernel_size(), 1));
@@ -282,41 +291,32 @@ class BlockedPool : public OpKernel {
       return;
     }
     const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
-    RunPoolPrimitive(e->p, kind, count_include_pad_, x.data<float>(), y.data<float>(), outer, lanes, ctx.threads(),
-                     what);
+    RunPoolPrimitive(plan.p, kind, count_include_pad_, x.data<float>(), y.data<float>(), outer, lanes,
+                     ctx.threads(), plan.what);
   }
 
  private:
-  // The primitive for X of shape `xs`, built on first use for `threads` (the split it will run with).
-  std::shared_ptr<const BlockedPoolEntry> Entry(const Shape& xs, int threads, const std::string& what) const {
-    std::vector<int64_t> key = ShapeKey({xs});
-    key.push_back(threads);
-    return cache_.Get(key, [&] {
-      ScopedOmpThreads scope(threads);
-      return Build(xs, what);
-    });
-  }
-
-  std::shared_ptr<BlockedPoolEntry> Build(const Shape& xs, const std::string& what) const {
-    auto e = std::make_shared<BlockedPoolEntry>();
+  // Resolves the window of X of shape `xs` into `p` and builds its primitive (call under the thread count it will
+  // run with); returns Y's shape. Throws InvalidArgumentError naming `what` for a window that does not fit X.
+  Shape Build(const Shape& xs, const std::string& what, PoolPrimitive* p) const {
     const size_t first = block_ > 0 ? 2 : 1;  // the first spatial dim
     const std::span<const int64_t> in_spatial(xs.data() + first, xs.size() - first - 1);
-    e->p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    p->g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
     // The padding channels are pooled like the others: oneDNN sees ceil(C/b) * b channels, no padded dims.
     const int64_t channels = block_ > 0 ? xs[1] * block_ : xs.back();
     Shape x_logical = LogicalShape(xs, channels, block_);
     Shape y_logical{xs[0], channels};
-    y_logical.insert(y_logical.end(), e->p.g.out.begin(), e->p.g.out.end());
-    e->y_shape = BlockedShape(y_logical, block_);
-    const bool empty = ShapeElementCount(e->y_shape) == 0 || ShapeElementCount(xs) == 0;
+    y_logical.insert(y_logical.end(), p->g.out.begin(), p->g.out.end());
+    Shape y_shape = BlockedShape(y_logical, block_);
+    const bool empty = ShapeElementCount(y_shape) == 0 || ShapeElementCount(xs) == 0;
     if (!empty) {
-      e->p.x_md = BlockedDesc(x_logical, block_);
-      e->p.y_md = BlockedDesc(y_logical, block_);
+      p->x_md = BlockedDesc(x_logical, block_);
+      p->y_md = BlockedDesc(y_logical, block_);
     }
     const PoolKind kind = mode_ == Mode::kMax ? PoolKind::kMax : PoolKind::kAverage;
     // The own max loop needs only the geometry: no primitive (nor its scratchpad in the workspace).
-    if (!OwnMaxLoop(e->p.g)) BuildPoolPrimitive(kind, count_include_pad_, empty, &e->p, what);
-    return e;
+    if (!OwnMaxLoop(p->g)) BuildPoolPrimitive(kind, count_include_pad_, empty, p, what);
+    return y_shape;
   }
 
   // Whether Compute runs MaxPool as the AVX-512 variant's own loop (2-D, nChw16c) rather than on oneDNN.
@@ -330,7 +330,6 @@ class BlockedPool : public OpKernel {
   int64_t block_;
   semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
-  ShapeCache<BlockedPoolEntry> cache_;
 };
 
 std::string BlockedPoolPredicate(const ir::Node& node) {
@@ -402,7 +401,7 @@ std::string BlockedPoolShapePredicate(const ir::Node& node) {
              "); not blocked on cpu";
     }
   } catch (const InvalidArgumentError&) {
-    return "";  // left for Compute to report
+    return "";  // left for Prepare to report
   } catch (const dnnl::error& e) {
     return std::string("BlockedPool: oneDNN cannot pool this on cpu: ") + e.what();
   }
@@ -418,7 +417,7 @@ void RegisterBlockedPoolKernels(KernelRegistry& r) {
            .domain = std::string(schemas::kFerryDomain),
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
-           .create = [average, max_row](const ir::Node& node) {
+           .create = [average, max_row](const ir::Node& node, const KernelOptions&) {
              return std::make_unique<BlockedPool>(node, average, max_row);
            },
            .predicate = BlockedPoolPredicate,

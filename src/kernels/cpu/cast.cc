@@ -1,6 +1,7 @@
 // Cast (every opset: the versions only widen the type set) between the standard numeric types and bool:
 // float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool. Strings, float8, int4/uint4, int2/uint2
-// and float4 targets or sources fall back to ref. Same type: the output shares the input buffer (as in ref).
+// and float4 targets or sources fall back to ref. Same type: the output shares the input buffer (as in ref; Prepare
+// declares it a view of the input). Prepare picks the conversion for the pair once per input signature.
 //
 // Every conversion is bit-exact with ref (kernels/ref/cast.cc):
 //  - float -> integer truncates toward zero, wraps to the target width; NaN and values outside int64 give
@@ -503,6 +504,11 @@ std::string CastPredicate(const ir::Node& node) {
   return "";
 }
 
+// The conversion one signature runs (its source type's).
+struct CastPlan {
+  CastFn fn;
+};
+
 class Cast : public OpKernel {
  public:
   Cast(const ir::Node& node, CastIsa isa) : isa_(isa) {
@@ -511,14 +517,26 @@ class Cast : public OpKernel {
     to_ = *to;
   }
 
+  // Same type: Y is X's buffer (a view). Else the conversion for the pair, kept as the state; an unsupported
+  // source type is an UnsupportedError naming the node.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& in = ctx.tensor_input(0);
+    ctx.SetOutput(0, to_, in.shape);
+    if (in.dtype == to_) {
+      ctx.output(0).view_of = 0;
+      return;
+    }
+    ctx.EmplaceState(CastPlan{FindCast(isa_, in.dtype, to_, ctx.Describe() + ": " + ctx.InputString(0))});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.required_input(0);
     if (in.dtype() == to_) {
       ctx.SetOutput(0, Value(in));  // same type: share the buffer
       return;
     }
-    const CastFn fn = FindCast(isa_, in.dtype(), to_, ctx.Describe());
-    Tensor& out = ctx.Output(0, to_, in.shape());
+    const CastFn fn = ctx.state<CastPlan>().fn;
+    Tensor& out = ctx.Output(0);
     const int64_t n = in.size();
     const int64_t in_bytes = ElementBytes(in.dtype()), out_bytes = ElementBytes(to_);
     const auto* src = static_cast<const char*>(in.raw_data());
@@ -544,7 +562,9 @@ void RegisterCastKernels(KernelRegistry& r) {
     r.Add({.op = "Cast",
            .since = 1,
            .types = {{"T1", types}, {"T2", types}},
-           .create = [isa](const ir::Node& n) { return std::make_unique<Cast>(n, isa); },
+           .create = [isa](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<Cast>(n, isa);
+           },
            .predicate = CastPredicate,
            .isa = needs,
            .name = name,

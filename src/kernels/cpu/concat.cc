@@ -1,8 +1,11 @@
 // Concat: joins its inputs along `axis` (all other dimensions must match); any data type with a byte-sized
 // element. Seen as [outer, axis * inner], every output row is the inputs' rows side by side, so the copy is
 // contiguous runs only: per input one memcpy when outer == 1, else row by row (short runs copied in a loop).
-// Large outputs are split over threads by rows, or by byte ranges when there are too few rows to share.
+// Large outputs are split over threads by rows, or by byte ranges when there are too few rows to share. Prepare
+// checks the shapes and lays out each input's run in the output row once per input signature.
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/strided_copy.h"
@@ -21,30 +24,75 @@ struct Segment {
   const char* src;
 };
 
+// The prepared state of one signature: Y as [outer, row_bytes], and per present input with a non-empty run, its
+// input index and place in the row (Segment::src filled in by Compute).
+struct ConcatPlan {
+  int64_t outer = 1, row_bytes = 0;
+  int elem = 0;
+  std::vector<int> inputs;
+  std::vector<Segment> segs;
+};
+
 class Concat : public OpKernel {
  public:
   explicit Concat(const ir::Node& node) : axis_(ref::ReadConcatAxis(node)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const ref::ConcatShape cs = ref::ResolveConcat(ctx, axis_);
-    const std::vector<const Tensor*>& ins = cs.inputs;
-    const Tensor& first = *ins[0];
-    const int64_t rank = first.rank(), axis = cs.axis;
-    const Shape& out_shape = cs.out_shape;
-    Tensor& y = ctx.OutputUninitialized(0, first.dtype(), out_shape);
-    if (y.size() == 0) return;
-    const int elem = ElementBytes(y.dtype());
-    int64_t outer = 1, inner = elem;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) outer *= out_shape[static_cast<size_t>(d)];
-      if (d > axis) inner *= out_shape[static_cast<size_t>(d)];
+  // At least one present input, not scalars, every input of input 0's type and rank and equal to it outside the
+  // axis; InvalidArgumentError naming the node and both inputs otherwise.
+  void Prepare(PrepareContext& ctx) const override {
+    std::vector<int> present;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i)) present.push_back(i);
     }
-    std::vector<Segment> segs;
-    int64_t row_bytes = 0;
-    for (const Tensor* t : ins) {
-      const int64_t bytes = t->dim(axis) * inner;
-      if (bytes > 0) segs.push_back({row_bytes, bytes, static_cast<const char*>(t->raw_data())});
-      row_bytes += bytes;
+    if (present.empty()) throw InvalidArgumentError(ctx.Describe() + ": needs at least one input");
+    const InputSpec& first = ctx.tensor_input(present[0]);
+    const int64_t rank = static_cast<int64_t>(first.shape.size());
+    if (rank == 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": cannot concatenate scalars (" + ctx.InputString(present[0]) +
+                                 ")");
+    }
+    const int64_t axis = ref::NormalizeAxis(axis_, rank, ctx.Describe());
+    const auto ax = static_cast<size_t>(axis);
+    Shape out_shape = first.shape;
+    out_shape[ax] = 0;
+    for (int i : present) {
+      const InputSpec& t = ctx.tensor_input(i);
+      bool ok = t.dtype == first.dtype && t.shape.size() == first.shape.size();
+      for (size_t d = 0; ok && d < t.shape.size(); ++d) ok = d == ax || t.shape[d] == first.shape[d];
+      if (!ok) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(i) + " does not match " +
+                                   ctx.InputString(present[0]) + " outside axis " + std::to_string(axis));
+      }
+      out_shape[ax] += t.shape[ax];
+    }
+    ConcatPlan p;
+    p.elem = ElementBytes(first.dtype);
+    int64_t inner = p.elem;
+    for (size_t d = 0; d < out_shape.size(); ++d) {
+      if (d < ax) p.outer *= out_shape[d];
+      if (d > ax) inner *= out_shape[d];
+    }
+    for (int i : present) {
+      const int64_t bytes = ctx.input(i).shape[ax] * inner;
+      if (bytes > 0) {
+        p.inputs.push_back(i);
+        p.segs.push_back({p.row_bytes, bytes, nullptr});
+      }
+      p.row_bytes += bytes;
+    }
+    ctx.SetOutput(0, first.dtype, std::move(out_shape));
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const ConcatPlan& p = ctx.state<ConcatPlan>();
+    Tensor& y = ctx.OutputUninitialized(0);
+    if (y.size() == 0) return;
+    const int elem = p.elem;
+    const int64_t outer = p.outer, row_bytes = p.row_bytes;
+    std::vector<Segment> segs = p.segs;
+    for (size_t k = 0; k < segs.size(); ++k) {
+      segs[k].src = static_cast<const char*>(ctx.required_input(p.inputs[k]).raw_data());
     }
     char* out = static_cast<char*>(y.raw_data());
     const int threads = CopyThreads(ctx.threads(), outer * row_bytes);

@@ -1,9 +1,11 @@
 // Conv, and the optimizer's ai.ferry FusedConv and BlockedConv, on oneDNN (convolution_forward, float32, 1-D to
 // 3-D): one kernel class for the three. Geometry — auto_pad, pads, strides, dilations, kernel_shape, group — is
 // resolved exactly as the ref kernel does (semantics::ResolveConv) and handed to oneDNN as explicit pads and
-// (dilation - 1). Constant weights are reordered once into the layout the primitive prefers; primitive and packed
-// weights are cached per input-shape signature and thread count (oneDNN fixes a primitive's parallel split at
-// creation), and built at creation, for the session's thread count, when shapes are static but for the batch.
+// (dilation - 1). Constant weights are reordered once into the layout the primitive prefers (one packed copy per
+// layout, shared by every signature). Prepare checks the inputs, declares Y and builds the primitive for its input
+// signature and the session's thread count (oneDNN fixes a primitive's parallel split at creation), kept as the
+// signature's state with the scratch slots it needs (the workspace); creation builds it already, packing the
+// weights, when shapes are static but for the batch, and Prepare takes that one when its signature matches.
 //
 // FusedConv: Y = act(Conv(X, W, B) + Z) as oneDNN post-ops: `sum` (Z, copied into the dst the primitive writes
 // first) then the activation's eltwise post-ops (fused_activation.h).
@@ -236,96 +238,118 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const sem
   return {make(dnnl::algorithm::convolution_direct, src, dst), src_user, weights_user, dst_user};
 }
 
+// What Prepare resolves for one input signature: Y's geometry and the primitive Compute runs.
+struct ConvState {
+  semantics::ConvShape cs;  // logical geometry (Y's logical shape is cs.y_shape)
+  Shape y_shape;            // Y as Ferry stores it: cs.y_shape, or its blocked form for BlockedConv
+  bool padded = false;      // a blocked Y with padding channels (oneDNN's sum needs them zero in Z's copy)
+  int threads = 1;          // what the plan was built for and runs with
+  // Null when Y is empty, or when no tap reads X (no input channels or an empty input plane: Y = act(B + Z)).
+  std::shared_ptr<const ConvPlan> plan;
+};
+
 class ConvKernel : public OpKernel {
  public:
-  ConvKernel(const ir::Node& node, ConvOp op)
+  ConvKernel(const ir::Node& node, ConvOp op, const KernelOptions& options)
       : cfg_(ConvConfig::FromNode(node, op)), what_(node.Describe()), weights_(ConstantInput(node, 1)) {
     // Static shapes, or static but for a symbolic batch (planned for batch 1): build the primitive and pack the
     // weights now, for the session's thread count, so that the first run does not pay for them (oneDNN takes ~90 ms
-    // to transform 512x512x3x3 weights for Winograd). A shape error is left for Compute to report with the inputs
-    // it is given, as the ref kernel does.
+    // to transform 512x512x3x3 weights for Winograd); Prepare takes this plan when its signature matches, and the
+    // packed weights for any signature whose primitive wants the same layout. A shape error is Prepare's to report,
+    // naming the model and the input at fault.
     const auto x = StaticShapeButBatch(node, 0), w = StaticShape(node, 1);
     if (!x || !w || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) return;
     const auto logical = cfg_.LogicalX(*x, *w);
-    if (logical && logical->size() >= 3 && logical->size() <= 5) {
-      try {
-        Plan(*logical, *w, DefaultThreads());
-      } catch (const InvalidArgumentError&) {
-      }
+    if (!logical || logical->size() < 3 || logical->size() > 5) return;
+    try {
+      const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, *logical, *w, what_);
+      ScopedOmpThreads scope(options.threads);
+      created_ = Build(*logical, *w, cs);
+      created_x_ = *logical;
+      created_w_ = *w;
+      created_threads_ = options.threads;
+    } catch (const InvalidArgumentError&) {  // Prepare reports it, with the inputs it is given
     }
   }
 
   int64_t held_bytes() const override { return packed_.bytes(); }
 
-  // The scratch slots of the plan Compute runs at the node's static shapes with `threads` (built now when the
-  // constructor built it for another thread count).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
-    if (!x || !w || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) return;  // Compute runs no plan
-    const auto logical = cfg_.LogicalX(*x, *w);
-    if (!logical || logical->size() < 3 || logical->size() > 5) return;
-    try {
-      AddConvWorkspace(*Plan(*logical, *w, threads), ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // Every check of the inputs, Y's shape, the primitive for these shapes and the scratch slots it runs with.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec* bias = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    const InputSpec* z = cfg_.has_z && ctx.has_input(3) ? &ctx.tensor_input(3) : nullptr;
+    const std::string what = ctx.Describe();
+    if (x.dtype != DataType::kFloat || w.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " + ctx.InputString(0) +
+                                 " and " + ctx.InputString(1));
     }
+    const std::optional<Shape> logical = cfg_.LogicalX(x.shape, w.shape);
+    if (!logical) {
+      throw InvalidArgumentError(what + ": " + ctx.InputString(0) + ", expected W[1] * group = " +
+                                 std::to_string(w.shape.size() >= 2 ? w.shape[1] * cfg_.group : 0) + " channels " +
+                                 (cfg_.block > 0 ? "blocked by " + std::to_string(cfg_.block) +
+                                                       " ([N, ceil(C/block), spatial..., block])"
+                                                 : std::string("channels-last ([N, spatial..., C])")) +
+                                 " for " + ctx.InputString(1));
+    }
+    ConvState s;
+    try {
+      s.cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, *logical, w.shape, what);
+    } catch (const InvalidArgumentError& e) {  // the geometry does not fit these inputs: name them
+      throw InvalidArgumentError(std::string(e.what()) + " (" + ctx.InputString(0) + ", " + ctx.InputString(1) + ")");
+    }
+    if (bias && (bias->shape.size() != 1 || bias->shape[0] != s.cs.out_channels || bias->dtype != x.dtype)) {
+      throw InvalidArgumentError(what + ": bias B is " + ctx.InputString(2) + ", expected float32[" +
+                                 std::to_string(s.cs.out_channels) + "] (X's type, one value per output channel)");
+    }
+    if (bias == nullptr && cfg_.has_bias) throw InvalidArgumentError(what + ": bias B is declared but not given");
+    if (logical->size() > 5) {
+      throw UnsupportedError(what + ": X has logical rank " + std::to_string(logical->size()) + " (" +
+                             ctx.InputString(0) + "); the cpu kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
+    }
+    s.y_shape = cfg_.blocked ? BlockedShape(s.cs.y_shape, cfg_.block) : s.cs.y_shape;
+    if (cfg_.has_z) {
+      if (!z) throw InvalidArgumentError(what + ": input Z is declared but not given");
+      if (z->dtype != DataType::kFloat || z->shape != s.y_shape) {
+        throw InvalidArgumentError(what + ": input Z is " + ctx.InputString(3) + ", expected Y's float32" +
+                                   ShapeToString(s.y_shape));
+      }
+    }
+    ctx.SetOutput(0, x.dtype, s.y_shape);
+    // Y accumulates onto Z in Z's own buffer when Z dies here (a residual sum), unless blocked padding lanes would
+    // need zeroing first.
+    s.padded = cfg_.blocked && cfg_.block > 0 && s.cs.out_channels % cfg_.block != 0;
+    if (z && !s.padded) ctx.output(0).in_place_of = 3;
+    s.threads = ctx.threads();
+    if (ShapeElementCount(s.y_shape) > 0 && ShapeElementCount(x.shape) > 0 && ShapeElementCount(w.shape) > 0) {
+      s.plan = PlanFor(*logical, w.shape, s.cs, s.threads);
+      AddConvWorkspace(*s.plan, ctx.workspace());
+    }
+    ctx.EmplaceState(std::move(s));
   }
 
   void Compute(KernelContext& ctx) const override {
+    const ConvState& p = ctx.state<ConvState>();
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
     const Tensor* z = cfg_.has_z ? ctx.input(3) : nullptr;
-    const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " +
-                                 std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(w.dtype())));
-    }
-    const std::optional<Shape> logical = cfg_.LogicalX(x.shape(), w.shape());
-    if (!logical) {
-      throw InvalidArgumentError(what + ": X has shape " + ShapeToString(x.shape()) + ", expected W[1] * group = " +
-                                 std::to_string(w.rank() >= 2 ? w.dim(1) * cfg_.group : 0) + " channels " +
-                                 (cfg_.block > 0 ? "blocked by " + std::to_string(cfg_.block) +
-                                                       " ([N, ceil(C/block), spatial..., block])"
-                                                 : std::string("channels-last ([N, spatial..., C])")) +
-                                 " for W " + ShapeToString(w.shape()));
-    }
-    const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, *logical, w.shape(), what);
-    if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels || bias->dtype() != x.dtype())) {
-      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
-                                 std::to_string(cs.out_channels) + "] of X's type");
-    }
-    if (bias == nullptr && cfg_.has_bias) throw InvalidArgumentError(what + ": bias B is declared but not given");
-    if (logical->size() > 5) {
-      throw UnsupportedError(what + ": X has logical rank " + std::to_string(logical->size()) +
-                             "; the cpu kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
-    }
-    const Shape y_shape = cfg_.blocked ? BlockedShape(cs.y_shape, cfg_.block) : cs.y_shape;
-    if (cfg_.has_z) {
-      if (!z) throw InvalidArgumentError(what + ": input Z is declared but not given");
-      if (z->dtype() != DataType::kFloat || z->shape() != y_shape) {
-        throw InvalidArgumentError(what + ": input Z has shape " + ShapeToString(z->shape()) + " and type " +
-                                   std::string(DataTypeName(z->dtype())) + ", expected Y's " +
-                                   ShapeToString(y_shape) + " float32");
-      }
-    }
-    // Y accumulates onto Z in Z's own buffer when Z dies here (a residual sum), unless blocked padding lanes would
-    // need zeroing first.
-    const bool padded = cfg_.blocked && cfg_.block > 0 && cs.out_channels % cfg_.block != 0;
-    Tensor* reused = z && !padded ? ctx.ReuseInput(3, 0, DataType::kFloat, y_shape) : nullptr;
-    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0, x.dtype(), y_shape);  // every element written below
+    Tensor* reused = z && !p.padded ? ctx.ReuseInput(3, 0, DataType::kFloat, p.y_shape) : nullptr;
+    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
     const float* zp = reused ? y.data<float>() : z ? z->data<float>() : nullptr;
-    if (x.size() == 0 || w.size() == 0) {  // no input channels or an empty input plane: every tap reads zeros
-      FillWithoutTaps(b, zp, cs, y.data<float>());
+    if (!p.plan) {  // no input channels or an empty input plane: every tap reads zeros
+      FillWithoutTaps(b, zp, p.cs, y.data<float>());
       return;
     }
-    const auto plan = Plan(*logical, w.shape(), ctx.threads());
-    if (zp && padded) {  // Z into Y with the zero padding oneDNN's sum expects
-      CopyZeroingPadding(zp, y.data<float>(), y_shape, cs.out_channels, ctx.threads());
+    if (zp && p.padded) {  // Z into Y with the zero padding oneDNN's sum expects
+      CopyZeroingPadding(zp, y.data<float>(), p.y_shape, p.cs.out_channels, ctx.threads());
       zp = y.data<float>();
     }
-    RunConvPlan(*plan, x.raw_data(), w.raw_data(), b, y.raw_data(), ctx.threads(), what, zp);
+    RunConvPlan(*p.plan, x.raw_data(), w.raw_data(), b, y.raw_data(), p.threads, what_, zp);
   }
 
  private:
@@ -352,20 +376,17 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  // Keyed by logical shapes and thread count: oneDNN fixes a primitive's parallel split when it is created.
-  std::shared_ptr<const ConvPlan> Plan(const Shape& x, const Shape& w, int threads) const {
-    std::vector<int64_t> key(x.begin(), x.end());
-    key.push_back(-1);
-    key.insert(key.end(), w.begin(), w.end());
-    key.push_back(threads);
-    return cache_.Get(key, [&] {
-      ScopedOmpThreads scope(threads);
-      return Build(x, w);
-    });
+  // The plan for logical X `x`, W `w` and `threads`: the one built at creation when it is for these, else a new
+  // one, built for `threads` (oneDNN fixes a primitive's parallel split when it is created).
+  std::shared_ptr<const ConvPlan> PlanFor(const Shape& x, const Shape& w, const semantics::ConvShape& cs,
+                                          int threads) const {
+    if (created_ && created_threads_ == threads && created_x_ == x && created_w_ == w) return created_;
+    ScopedOmpThreads scope(threads);
+    return Build(x, w, cs);
   }
 
-  std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w) const {
-    const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, x, w, what_);
+  // Call under ScopedOmpThreads for the thread count the plan will run with.
+  std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w, const semantics::ConvShape& cs) const {
     auto plan = std::make_shared<ConvPlan>();
     plan->bias = cfg_.has_bias;
     plan->sum = cfg_.has_z;
@@ -384,8 +405,12 @@ class ConvKernel : public OpKernel {
   ConvConfig cfg_;
   std::string what_;
   std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
-  mutable PackedWeights packed_;
-  ShapeCache<ConvPlan> cache_;
+  mutable PackedWeights packed_;           // internally locked: Prepare may run for two signatures at once
+  // The plan built at creation (static shapes but for the batch), for logical X created_x_, W created_w_ and
+  // created_threads_ threads; null when none was.
+  std::shared_ptr<const ConvPlan> created_;
+  Shape created_x_, created_w_;
+  int created_threads_ = 0;
 };
 
 std::string ConvPredicate(const ir::Node& node) {
@@ -480,7 +505,7 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
     }
     if (std::any_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) || ShapeElementCount(*w) == 0) return "";
     const auto logical = cfg.LogicalX(x, *w);
-    if (!logical || ShapeElementCount(*logical) == 0) return "";  // left for Compute to report
+    if (!logical || ShapeElementCount(*logical) == 0) return "";  // left for Prepare to report
     const semantics::ConvShape cs = semantics::ResolveConv(cfg.attrs, cfg.group, *logical, *w, node.Describe());
     const ConvPd p = MakeConvPd(cfg, *logical, *w, cs, ConstantInput(node, 1) != nullptr);
     const std::string impl = p.pd.impl_info_str();
@@ -490,7 +515,7 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
              impl + "); not blocked on cpu";
     }
   } catch (const InvalidArgumentError&) {
-    return "";  // left for Compute to report
+    return "";  // left for Prepare to report
   } catch (const UnsupportedError&) {
     return "";  // the predicate names it
   } catch (const dnnl::error& e) {
@@ -499,12 +524,14 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
   return "";
 }
 
-std::unique_ptr<OpKernel> MakeConv(const ir::Node& node) { return std::make_unique<ConvKernel>(node, ConvOp::kConv); }
-std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node) {
-  return std::make_unique<ConvKernel>(node, ConvOp::kFusedConv);
+std::unique_ptr<OpKernel> MakeConv(const ir::Node& node, const KernelOptions& options) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kConv, options);
 }
-std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node) {
-  return std::make_unique<ConvKernel>(node, ConvOp::kBlockedConv);
+std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node, const KernelOptions& options) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kFusedConv, options);
+}
+std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node, const KernelOptions& options) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kBlockedConv, options);
 }
 
 }  // namespace

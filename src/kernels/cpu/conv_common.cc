@@ -5,7 +5,6 @@
 #include <new>
 
 #include "core/parallel.h"
-#include "kernels/creation_threads.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "semantics/value_shape.h"
 
@@ -82,8 +81,6 @@ int64_t PackedWeights::bytes() const {
   for (const auto& [desc, mem] : entries_) total += static_cast<int64_t>(desc.get_size());
   return total;
 }
-
-int DefaultThreads() { return CreationThreads(); }
 
 dnnl::primitive_attr ScratchpadAttr() {
   dnnl::primitive_attr attr;

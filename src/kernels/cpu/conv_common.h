@@ -1,6 +1,7 @@
 // What the oneDNN convolution kernels (Conv, ai.ferry FusedConv / BlockedConv, ConvTranspose) share: finding
 // constant weights, per-thread scratch buffers, and a "plan" — one primitive for one input-shape signature plus
-// the reorders between Ferry's tensors and the layouts the primitive chose — with the code that runs it.
+// the reorders between Ferry's tensors and the layouts the primitive chose, which the kernels' Prepare builds and
+// keeps as the signature's state — with the code that runs it.
 #pragma once
 
 #include <dnnl.hpp>
@@ -57,10 +58,6 @@ class PackedWeights {
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
 };
 
-// The thread count kernels build their primitives for at creation, before a run tells them the count: the
-// session's (kernels/creation_threads.h), or all hardware threads outside a session.
-int DefaultThreads();
-
 // Completes `plan` from the primitive descriptor `pd` (src/weights/dst/scratchpad) and the user descs already set
 // in it: makes the primitive and the reorders that are needed. When `constant_weights` is given, takes them from
 // `packed` in the primitive's layout. Call under ScopedOmpThreads for the thread count the plan will run with.
@@ -77,10 +74,10 @@ dnnl::primitive_attr ScratchpadAttr();
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
                  const std::string& what, const void* z = nullptr);
 
-// Records in `ws` (OpKernel::AddWorkspace) the per-thread buffers RunConvPlan keeps for `plan` on the calling
-// thread: "conv src reorder", "conv weights reorder" and "conv dst reorder" (a layout the primitive wants that
-// Ferry's tensor does not have) and "conv scratchpad" (the largest scratchpad of the primitive and its reorders).
-// Every convolution kernel (Conv, FusedConv, BlockedConv, ConvTranspose) shares them.
+// Records in `ws` (a kernel's Prepare: PrepareContext::workspace) the per-thread buffers RunConvPlan keeps for
+// `plan` on the calling thread: "conv src reorder", "conv weights reorder" and "conv dst reorder" (a layout the
+// primitive wants that Ferry's tensor does not have) and "conv scratchpad" (the largest scratchpad of the primitive
+// and its reorders). Every convolution kernel (Conv, FusedConv, BlockedConv, ConvTranspose) shares them.
 void AddConvWorkspace(const ConvPlan& plan, Workspace& ws);
 // Bytes the calling thread's RunConvPlan buffers hold now (what its runs have grown them to), for tests.
 int64_t ConvScratchBytesOnThisThread();

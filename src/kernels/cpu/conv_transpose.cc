@@ -3,8 +3,10 @@
 // gets them as explicit pads: pad_l = the begin pad, pad_r = (what the strides and kernel reach) - pad_l - output
 // extent. Where the output reaches past every input tap (output_padding beyond the end pad, or an output_shape
 // larger than the natural extent) pad_r would be negative: the primitive then computes the covered part only, into
-// a strided view of the output, and the rest holds the bias. Constant weights are reordered once; primitive and
-// packed weights are cached per input-shape signature and thread count, and built at creation when shapes are static.
+// a strided view of the output, and the rest holds the bias. Constant weights are reordered once per layout.
+// Prepare checks the inputs, declares Y and builds the primitive for its input signature and the session's thread
+// count (oneDNN fixes a primitive's parallel split at creation), kept as the signature's state with the scratch
+// slots it needs; creation builds it already, packing the weights, when shapes are static.
 // Activations go through the blocked layouts oneDNN picks (format_tag::any), as for Conv's spatial kernels.
 #include <algorithm>
 #include <string>
@@ -28,63 +30,90 @@ struct DeconvShape : semantics::ConvTransposeShape {
   std::vector<int64_t> pad_r;    // oneDNN's pad_r for the covered extent (>= 0)
 };
 
+// What Prepare resolves for one input signature.
+struct DeconvState {
+  DeconvShape s;
+  bool fill = false;  // some output positions no input tap reaches: they hold the bias
+  int threads = 1;    // what the plan was built for and runs with
+  // Null when Y is empty or no input tap reaches it (X or W empty, or an extent that covers nothing).
+  std::shared_ptr<const ConvPlan> plan;
+};
+
 class ConvTranspose : public OpKernel {
  public:
-  explicit ConvTranspose(const ir::Node& node)
+  ConvTranspose(const ir::Node& node, const KernelOptions& options)
       : attrs_(semantics::ConvTransposeAttrs::FromNode(node)),
         group_(attrs_.group),
         what_(node.Describe()),
         weights_(ConstantInput(node, 1)),
         has_bias_(node.input(2) != nullptr) {
-    // Static shapes: build the primitive (and pack the weights) now, for the default thread count.
+    // Static shapes: build the primitive (and pack the weights) now, for the session's thread count; Prepare takes
+    // it when its signature matches. A shape error is Prepare's to report, naming the model and the input at fault.
     const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
     if (x && w && x->size() >= 3 && x->size() <= 5 && ShapeElementCount(*x) > 0 && ShapeElementCount(*w) > 0) {
       try {
         const DeconvShape s = Resolve(*x, *w, what_);
-        if (Covered(s)) Plan(*x, *w, DefaultThreads());
-      } catch (const InvalidArgumentError&) {  // left for Compute to report with the inputs it is given
+        if (Covered(s)) {
+          ScopedOmpThreads scope(options.threads);
+          created_ = Build(*x, *w, s);
+          created_x_ = *x;
+          created_w_ = *w;
+          created_threads_ = options.threads;
+        }
+      } catch (const InvalidArgumentError&) {  // Prepare reports it, with the inputs it is given
       }
     }
   }
 
   int64_t held_bytes() const override { return packed_.bytes(); }
 
-  // The scratch slots of the plan Compute runs at the node's static shapes with `threads`.
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
-    if (!x || !w || x->size() < 3 || x->size() > 5 || ShapeElementCount(*x) == 0 || ShapeElementCount(*w) == 0) {
-      return;
-    }
-    try {
-      if (Covered(Resolve(*x, *w, what_))) AddConvWorkspace(*Plan(*x, *w, threads), ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
-    }
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    const Tensor& w = ctx.required_input(1);
-    const Tensor* bias = ctx.input(2);
+  // Every check of the inputs, Y's shape, the primitive for these shapes and the scratch slots it runs with.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec* bias = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
     const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " +
-                                 std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(w.dtype())));
+    if (x.dtype != DataType::kFloat || w.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " + ctx.InputString(0) +
+                                 " and " + ctx.InputString(1));
     }
-    const DeconvShape s = Resolve(x.shape(), w.shape(), what);
-    if (bias && (bias->rank() != 1 || bias->dim(0) != s.out_channels || bias->dtype() != x.dtype())) {
-      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
+    DeconvState st;
+    try {
+      st.s = Resolve(x.shape, w.shape, what);
+    } catch (const InvalidArgumentError& e) {  // the geometry does not fit these inputs: name them
+      throw InvalidArgumentError(std::string(e.what()) + " (" + ctx.InputString(0) + ", " + ctx.InputString(1) + ")");
+    }
+    const DeconvShape& s = st.s;
+    if (bias && (bias->shape.size() != 1 || bias->shape[0] != s.out_channels || bias->dtype != x.dtype)) {
+      throw InvalidArgumentError(what + ": bias B is " + ctx.InputString(2) + ", expected float32[" +
                                  std::to_string(s.out_channels) + "]");
     }
     if (bias == nullptr && has_bias_) throw InvalidArgumentError(what + ": bias B is declared but not given");
-    if (x.rank() > 5) {
-      throw UnsupportedError(what + ": X has rank " + std::to_string(x.rank()) +
-                             "; the cpu ConvTranspose kernel runs 1-D to 3-D (rank 3 to 5)");
+    if (x.shape.size() > 5) {
+      throw UnsupportedError(what + ": X has rank " + std::to_string(x.shape.size()) + " (" + ctx.InputString(0) +
+                             "); the cpu ConvTranspose kernel runs 1-D to 3-D (rank 3 to 5)");
     }
-    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), s.y_shape);  // every element written below
+    ctx.SetOutput(0, x.dtype, s.y_shape);
+    st.threads = ctx.threads();
+    const bool nothing = ShapeElementCount(x.shape) == 0 || ShapeElementCount(w.shape) == 0 || !Covered(s);
+    st.fill = nothing || s.covered != s.out;
+    if (ShapeElementCount(s.y_shape) > 0 && !nothing) {
+      st.plan = PlanFor(x.shape, w.shape, s, st.threads);
+      AddConvWorkspace(*st.plan, ctx.workspace());
+    }
+    ctx.EmplaceState(std::move(st));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const DeconvState& p = ctx.state<DeconvState>();
+    const DeconvShape& s = p.s;
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& w = ctx.required_input(1);
+    const Tensor* bias = ctx.input(2);
+    Tensor& y = ctx.OutputUninitialized(0);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
-    const bool nothing = x.size() == 0 || w.size() == 0 || !Covered(s);
-    if (nothing || s.covered != s.out) {
+    if (p.fill) {
       // Output positions no input tap reaches hold the bias.
       int64_t plane = 1;
       for (int64_t e : s.out) plane *= e;
@@ -94,10 +123,9 @@ class ConvTranspose : public OpKernel {
           std::fill_n(yp + (n * s.out_channels + m) * plane, plane, b ? b[m] : 0.0f);
         }
       }
-      if (nothing) return;
     }
-    const auto plan = Plan(x.shape(), w.shape(), ctx.threads());
-    RunConvPlan(*plan, x.raw_data(), w.raw_data(), b, y.raw_data(), ctx.threads(), what);
+    if (!p.plan) return;
+    RunConvPlan(*p.plan, x.raw_data(), w.raw_data(), b, y.raw_data(), p.threads, what_);
   }
 
  private:
@@ -124,20 +152,16 @@ class ConvTranspose : public OpKernel {
     return s;
   }
 
-  // Keyed by shapes and thread count: oneDNN fixes a primitive's parallel split when it is created.
-  std::shared_ptr<const ConvPlan> Plan(const Shape& x, const Shape& w, int threads) const {
-    std::vector<int64_t> key(x.begin(), x.end());
-    key.push_back(-1);
-    key.insert(key.end(), w.begin(), w.end());
-    key.push_back(threads);
-    return cache_.Get(key, [&] {
-      ScopedOmpThreads scope(threads);
-      return Build(x, w);
-    });
+  // The plan for X `x`, W `w` and `threads`: the one built at creation when it is for these, else a new one, built
+  // for `threads` (oneDNN fixes a primitive's parallel split when it is created).
+  std::shared_ptr<const ConvPlan> PlanFor(const Shape& x, const Shape& w, const DeconvShape& s, int threads) const {
+    if (created_ && created_threads_ == threads && created_x_ == x && created_w_ == w) return created_;
+    ScopedOmpThreads scope(threads);
+    return Build(x, w, s);
   }
 
-  std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w) const {
-    const DeconvShape s = Resolve(x, w, what_);
+  // Call under ScopedOmpThreads for the thread count the plan will run with.
+  std::shared_ptr<ConvPlan> Build(const Shape& x, const Shape& w, const DeconvShape& s) const {
     const int64_t cg = s.channels / group_, mg = w[1];
     int64_t ksize = 1;
     for (int64_t k : s.kernel) ksize *= k;
@@ -199,8 +223,12 @@ class ConvTranspose : public OpKernel {
   std::string what_;
   std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
   bool has_bias_;
-  mutable PackedWeights packed_;
-  ShapeCache<ConvPlan> cache_;
+  mutable PackedWeights packed_;  // internally locked: Prepare may run for two signatures at once
+  // The plan built at creation (static shapes), for X created_x_, W created_w_ and created_threads_ threads; null
+  // when none was.
+  std::shared_ptr<const ConvPlan> created_;
+  Shape created_x_, created_w_;
+  int created_threads_ = 0;
 };
 
 std::string ConvTransposePredicate(const ir::Node& node) {

@@ -18,8 +18,9 @@ dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr = dnnl::primit
 // memory is valid until this thread's next call.
 void AddScratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& desc);
 
-// Records in `ws` (OpKernel::AddWorkspace) that AddScratchpad will need `desc` on the calling thread: the buffer
-// "oneDNN scratchpad", one per thread that runs kernels, shared by every kernel using AddScratchpad.
+// Records in `ws` (a kernel's Prepare: PrepareContext::workspace) that AddScratchpad will need `desc` on the
+// calling thread: the buffer "oneDNN scratchpad", one per thread that runs kernels, shared by every kernel using
+// AddScratchpad.
 void NeedScratchpad(const dnnl::memory::desc& desc, Workspace& ws);
 // Bytes the calling thread's scratchpad buffer holds now (what AddScratchpad has grown it to), for tests.
 int64_t ScratchpadBytesOnThisThread();

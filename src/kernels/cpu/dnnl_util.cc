@@ -72,26 +72,4 @@ void Execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::me
   WithStream(threads, what, [&](dnnl::stream& s) { prim.execute(s, args); });
 }
 
-std::vector<int64_t> ShapeKey(std::initializer_list<const Tensor*> tensors) {
-  std::vector<int64_t> key;
-  for (const Tensor* t : tensors) {
-    if (!t) {
-      key.push_back(-1);
-      continue;
-    }
-    key.push_back(t->rank());
-    key.insert(key.end(), t->shape().begin(), t->shape().end());
-  }
-  return key;
-}
-
-std::vector<int64_t> ShapeKey(std::initializer_list<Shape> shapes) {
-  std::vector<int64_t> key;
-  for (const Shape& s : shapes) {
-    key.push_back(static_cast<int64_t>(s.size()));
-    key.insert(key.end(), s.begin(), s.end());
-  }
-  return key;
-}
-
 }  // namespace ferry::cpu

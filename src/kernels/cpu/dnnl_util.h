@@ -1,12 +1,10 @@
 // What every oneDNN-backed `cpu` kernel shares: the engine, dtype and shape conversion, running a primitive with
-// the caller's thread count, and a small per-kernel cache of primitives keyed by input-shape signature.
+// the caller's thread count. Primitives are per-shape state the kernels build in Prepare (kernel.h).
 #pragma once
 
 #include <dnnl.hpp>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -51,32 +49,5 @@ class ScopedOmpThreads {
  private:
   int saved_;
 };
-
-// A bounded cache of per-shape state (primitive descriptors, primitives, reordered weights), for const kernels
-// called from several threads at once. `make` runs under the lock the first time a key is seen.
-template <typename Value>
-class ShapeCache {
- public:
-  explicit ShapeCache(size_t capacity = 16) : capacity_(capacity) {}
-  std::shared_ptr<const Value> Get(const std::vector<int64_t>& key, const std::function<std::shared_ptr<Value>()>& make) const {
-    std::lock_guard lock(mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) return it->second;
-    if (entries_.size() >= capacity_) entries_.erase(entries_.begin());  // bounded: forget some shape
-    auto v = make();
-    entries_.emplace(key, v);
-    return v;
-  }
-
- private:
-  size_t capacity_;
-  mutable std::mutex mu_;
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<const Value>> entries_;
-};
-
-// The shape signature of a list of tensors: ranks and dims, concatenated.
-std::vector<int64_t> ShapeKey(std::initializer_list<const Tensor*> tensors);
-// The same signature from the shapes alone (the key a kernel's Compute would use, for OpKernel::AddWorkspace).
-std::vector<int64_t> ShapeKey(std::initializer_list<Shape> shapes);
 
 }  // namespace ferry::cpu

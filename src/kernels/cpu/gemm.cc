@@ -2,7 +2,9 @@
 // memory descriptors, alpha an output scale; C (unidirectionally broadcast to [M, N]) is the primitive's bias
 // when alpha = beta = 1 and C is one row, else it is copied into Y and added with a sum post-op scaled by beta.
 // alpha = 0 or K = 0 leave beta · C (as ref does, without reading A and B). A constant B is reordered once, at
-// creation, into the layout oneDNN prefers for the statically known M. One primitive per shape signature.
+// creation, into the layout oneDNN prefers for the statically known M. Prepare checks the shapes and builds the
+// primitive of each input signature (its prepared state), with the scratchpad it records in the workspace.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +26,21 @@ dnnl::memory::desc MatrixDesc(int64_t rows, int64_t cols, bool transposed) {
                             transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1});
 }
 
-struct GemmEntry {
+// Everything one input signature needs (the prepared state): the geometry, how C enters, and the primitive.
+struct GemmPlan {
+  int64_t m = 0, k = 0, n = 0;
+  // C's strides into the [M, N] output (0 along broadcast dims).
+  int64_t c_row = 0, c_col = 0;
+  bool use_c = false;   // C present and beta != 0
+  bool only_c = false;  // K == 0 or alpha == 0: Y = beta · C (or 0), A and B unread, no primitive
+  CMode mode = CMode::kNone;
   dnnl::memory::desc a_md, b_md, bias_md, y_md;
+  // The primitive for B as Prepare saw it: the constant B (reading the packed weights when they suit it), or,
+  // when B's data is not known before the run, the initializer B that a run reads unless a feed overrides it.
   MatMulPrimitive mm;
+  // When B is not known before the run but may be the packed initializer: the plain primitive for a fed B.
+  std::optional<MatMulPrimitive> fed;
+  std::string what;  // the node, for oneDNN's errors
 };
 
 class Gemm : public OpKernel {
@@ -66,91 +80,91 @@ class Gemm : public OpKernel {
   int64_t held_bytes() const override { return weights_.bytes(); }
   bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
-  // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || alpha_ == 0.0f) return;
-    const bool with_c = node.input(2) && beta_ != 0.0f;
-    const auto c = with_c ? StaticShape(node, 2) : std::nullopt;
-    if (with_c && !c) return;
-    const auto g = semantics::GemmShapeOf(*a, *b, c ? &*c : nullptr, trans_a_, trans_b_);
-    if (!g) return;  // a shape error, left for Compute to report
-    const int64_t m = g->m, k = g->k, n = g->n;
-    if (m == 0 || n == 0 || k == 0) return;  // no product: no primitive
-    CMode mode = CMode::kNone;
-    if (with_c) mode = alpha_ == 1.0f && beta_ == 1.0f && g->c_rows == 1 && g->c_cols == n ? CMode::kBias : CMode::kSum;
-    const Tensor* constant_b = node.input(1)->initializer();  // what the run reads unless a feed overrides it
-    const bool packed = constant_b && weights_.Usable(*constant_b);
-    NeedScratchpad(Entry(*a, *b, m, k, n, mode, packed, threads)->mm.scratch, ws);
+  // Checks the inputs, declares Y [M, N], builds the primitive for these shapes (for ctx.threads(), the split it
+  // will run with) and records its scratchpad.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    const InputSpec* c = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    for (int i = 0; i < (c ? 3 : 2); ++i) {
+      if (ctx.input(i).dtype != DataType::kFloat) {
+        throw InvalidArgumentError(ctx.Describe() + ": A, B and C must be float32, got " + ctx.InputString(i));
+      }
+    }
+    std::string error;
+    const auto g = semantics::GemmShapeOf(a.shape, b.shape, c ? &c->shape : nullptr, trans_a_, trans_b_, &error);
+    if (!g) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + error + " (" + ctx.InputString(0) + ", " +
+                                 ctx.InputString(1) + (c ? ", " + ctx.InputString(2) : std::string()) + ")");
+    }
+    GemmPlan& p = ctx.EmplaceState(GemmPlan{});
+    p.m = g->m;
+    p.k = g->k;
+    p.n = g->n;
+    p.c_row = g->c_row_stride;
+    p.c_col = g->c_col_stride;
+    p.use_c = c && beta_ != 0.0f;
+    p.only_c = g->k == 0 || alpha_ == 0.0f;
+    p.what = ctx.Describe();
+    ctx.SetOutput(0, DataType::kFloat, {p.m, p.n});
+    if (p.only_c || p.m == 0 || p.n == 0) return;  // no product: no primitive
+    if (p.use_c) {
+      const bool one_row = g->c_rows == 1 && g->c_cols == p.n;
+      p.mode = alpha_ == 1.0f && beta_ == 1.0f && one_row ? CMode::kBias : CMode::kSum;
+    }
+    const ScopedOmpThreads scope(ctx.threads());
+    p.a_md = MatrixDesc(p.m, p.k, trans_a_);
+    p.b_md = MatrixDesc(p.k, p.n, trans_b_);
+    p.y_md = MatrixDesc(p.m, p.n, false);
+    if (p.mode == CMode::kBias) p.bias_md = MatrixDesc(1, p.n, false);
+    // The packed weights serve the constant B they were made from, also once released (then Prepare sees no data,
+    // and no feed can override it); a B known only at run time may be that initializer (then they do) or a feed
+    // overriding it (then the plain primitive runs).
+    const Tensor* constant_b = ctx.constant(1);
+    const bool packed = constant_b ? weights_.Usable(*constant_b) : weights_.has_packed();
+    p.mm = MakeMatMul(p.a_md, p.b_md, p.bias_md, p.y_md, Attr(p.mode), packed ? &weights_ : nullptr);
+    if (packed && !constant_b && !weights_.released() && p.mm.packed) {
+      p.fed = MakeMatMul(p.a_md, p.b_md, p.bias_md, p.y_md, Attr(p.mode), nullptr);
+    }
+    NeedScratchpad(p.mm.scratch, ctx.workspace());
+    if (p.fed) NeedScratchpad(p.fed->scratch, ctx.workspace());
   }
 
   void Compute(KernelContext& ctx) const override {
+    const GemmPlan& p = ctx.state<GemmPlan>();
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = ctx.input(2);
-    const std::string what = ctx.Describe();
-    if (a.rank() == 2 && b.rank() == 2 &&
-        (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat))) {
-      throw InvalidArgumentError(what + ": A, B and C must be float32");
-    }
-    const semantics::GemmShape g =
-        semantics::ResolveGemm(a.shape(), b.shape(), c ? &c->shape() : nullptr, trans_a_, trans_b_, what);
-    const int64_t m = g.m, k = g.k, n = g.n;
-    // C's extents and strides into the [M, N] output (0 along broadcast dims).
-    const int64_t cm = g.c_rows, cn = g.c_cols, c_row = g.c_row_stride, c_col = g.c_col_stride;
+    const int64_t m = p.m, n = p.n;
     // Zeroed only where nothing else writes Y: K == 0 or alpha == 0 without C.
-    const bool only_c = k == 0 || alpha_ == 0.0f;
-    Tensor& y = only_c && !(c && beta_ != 0.0f) ? ctx.Output(0, DataType::kFloat, {m, n})
-                                                : ctx.OutputUninitialized(0, DataType::kFloat, {m, n});
+    Tensor& y = p.only_c && !p.use_c ? ctx.Output(0) : ctx.OutputUninitialized(0);
     if (y.size() == 0) return;
-    const bool use_c = c && beta_ != 0.0f;
     float* yp = y.data<float>();
     auto fill_c = [&](float scale) {
       const float* cp = c->data<float>();
       for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) yp[i * n + j] = scale * cp[i * c_row + j * c_col];
+        for (int64_t j = 0; j < n; ++j) yp[i * n + j] = scale * cp[i * p.c_row + j * p.c_col];
       }
     };
-    if (k == 0 || alpha_ == 0.0f) {  // Y = beta · C (or 0), A and B unread
-      if (use_c) fill_c(beta_);
+    if (p.only_c) {  // Y = beta · C (or 0), A and B unread
+      if (p.use_c) fill_c(beta_);
       return;
     }
-    CMode mode = CMode::kNone;
-    if (use_c) mode = alpha_ == 1.0f && beta_ == 1.0f && cm == 1 && cn == n ? CMode::kBias : CMode::kSum;
-    const bool packed = weights_.Usable(b);
-    auto entry = Entry(a.shape(), b.shape(), m, k, n, mode, packed, ctx.threads());
-    if (mode == CMode::kSum) fill_c(1.0f);  // the sum post-op adds beta · (what Y holds)
+    // A B fed at run time in place of the packed initializer runs on the plain primitive.
+    const MatMulPrimitive& mm = p.fed && !weights_.Usable(b) ? *p.fed : p.mm;
+    if (p.mode == CMode::kSum) fill_c(1.0f);  // the sum post-op adds beta · (what Y holds)
     std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, Wrap(a, entry->a_md)},
-        {DNNL_ARG_WEIGHTS, entry->mm.packed     ? weights_.memory()
-                           : weights_.released() ? Wrap(weights_.Plain(), entry->b_md)
-                                                 : Wrap(b, entry->b_md)},
-        {DNNL_ARG_DST, Wrap(y, entry->y_md)}};
-    if (mode == CMode::kBias) args.emplace(DNNL_ARG_BIAS, Wrap(*c, entry->bias_md));
-    AddScratchpad(args, entry->mm.scratch);
-    Execute(entry->mm.prim, args, ctx.threads(), what);
+        {DNNL_ARG_SRC, Wrap(a, p.a_md)},
+        {DNNL_ARG_WEIGHTS, mm.packed             ? weights_.memory()
+                           : weights_.released() ? Wrap(weights_.Plain(), p.b_md)
+                                                 : Wrap(b, p.b_md)},
+        {DNNL_ARG_DST, Wrap(y, p.y_md)}};
+    if (p.mode == CMode::kBias) args.emplace(DNNL_ARG_BIAS, Wrap(*c, p.bias_md));
+    AddScratchpad(args, mm.scratch);
+    Execute(mm.prim, args, ctx.threads(), p.what);
   }
 
  private:
-  // The primitive for these shapes (op(A) m×k, op(B) k×n), built on first use for `threads` (the split it will
-  // run with).
-  std::shared_ptr<const GemmEntry> Entry(const Shape& a, const Shape& b, int64_t m, int64_t k, int64_t n,
-                                         CMode mode, bool packed, int threads) const {
-    std::vector<int64_t> key = ShapeKey({a, b});
-    key.push_back(static_cast<int64_t>(mode));
-    key.push_back(packed ? 1 : 0);
-    return cache_.Get(key, [&] {
-      const ScopedOmpThreads scope(threads);
-      auto e = std::make_shared<GemmEntry>();
-      e->a_md = MatrixDesc(m, k, trans_a_);
-      e->b_md = MatrixDesc(k, n, trans_b_);
-      e->y_md = MatrixDesc(m, n, false);
-      if (mode == CMode::kBias) e->bias_md = MatrixDesc(1, n, false);
-      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, Attr(mode), packed ? &weights_ : nullptr);
-      return e;
-    });
-  }
-
   dnnl::primitive_attr Attr(CMode mode) const {
     dnnl::primitive_attr attr;
     if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
@@ -165,7 +179,6 @@ class Gemm : public OpKernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   MatMulWeights weights_;
-  ShapeCache<GemmEntry> cache_;
 };
 
 }  // namespace

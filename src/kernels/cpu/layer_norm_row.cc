@@ -1,5 +1,6 @@
-// The layer-normalization and RMS-normalization row routines of layer_norm_row.h: the vector variants are layer_norm_row.inc compiled
-// for AVX-512F and for AVX2+FMA; the scalar variant below does ref's operations in ref's order.
+// The layer-normalization and RMS-normalization row routines of layer_norm_row.h: the vector variants are
+// layer_norm_row.inc compiled for AVX-512F and for AVX2+FMA; the scalar variant below does ref's operations in ref's
+// order.
 #include "kernels/cpu/layer_norm_row.h"
 
 #include <cmath>

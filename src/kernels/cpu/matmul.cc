@@ -2,12 +2,14 @@
 // or column (B) vector, batch dims broadcast. Batch dims are merged where A and B broadcast alike, so any rank
 // fits oneDNN's 12 dims (beyond that, the outermost merged dims become a loop); when B has no batch extent the
 // whole product is one [batch·M × K]·[K × N] matmul. A constant B without batch extent is reordered once, at
-// creation, into the layout oneDNN prefers for the statically known M. One primitive per shape signature.
+// creation, into the layout oneDNN prefers for the statically known M. Prepare checks the shapes and builds the
+// primitive of each input signature (its prepared state), with the scratchpad it records in the workspace.
 //
 // The same kernel runs the optimizer's ai.ferry FusedMatMul, Y = act(MatMul(A, B) + C): C ([N]) is the
 // primitive's bias, described as [1, ..., 1, N] over Y's rank, and the activation its eltwise post-ops
 // (fused_activation.h); with K = 0 (no product) Y is act(C) computed here.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,14 +100,19 @@ struct MatMulConfig {
   }
 };
 
-// Everything one shape signature needs: the primitive and how the buffers map onto it.
-struct MatMulEntry {
+// Everything one input signature needs (the prepared state): the primitive and how the buffers map onto it.
+struct MatMulPlan {
   MatMulShape shape;
   bool trivial = false;  // empty output, or K == 0 (act(C) or zeros): no primitive
   dnnl::memory::desc a_md, b_md, bias_md, y_md;
+  // The primitive for B as Prepare saw it: the constant B (reading the packed weights when they suit it), or,
+  // when B's data is not known before the run, the initializer B that a run reads unless a feed overrides it.
   MatMulPrimitive mm;
+  // When B is not known before the run but may be the packed initializer: the plain primitive for a fed B.
+  std::optional<MatMulPrimitive> fed;
   // Merged batch dims beyond oneDNN's rank limit run as a loop: their extents and per-step element strides.
   std::vector<int64_t> outer, outer_a_stride, outer_b_stride, outer_y_stride;
+  std::string what;  // the node, for oneDNN's errors
 };
 
 class MatMul : public OpKernel {
@@ -142,83 +149,78 @@ class MatMul : public OpKernel {
   int64_t held_bytes() const override { return weights_.bytes(); }
   bool ReleaseConstantInput(size_t k) override { return k == 1 && weights_.ReleaseSource(); }
 
-  // The scratchpad of the primitive Compute runs at the node's static shapes (built now, as the first run would).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b) return;
-    const Tensor* constant_b = node.input(1)->initializer();  // what the run reads unless a feed overrides it
-    try {
-      const auto e = Entry(*a, *b, constant_b && weights_.Usable(*constant_b), threads, node.Describe());
-      if (!e->trivial) NeedScratchpad(e->mm.scratch, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // Checks the inputs, declares Y, builds the primitive for these shapes (for ctx.threads(), the split it will
+  // run with) and records its scratchpad.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    const InputSpec* c = cfg_.has_bias ? &ctx.tensor_input(2) : nullptr;
+    for (int i = 0; i < (c ? 3 : 2); ++i) {
+      if (ctx.input(i).dtype != DataType::kFloat) {
+        throw InvalidArgumentError(ctx.Describe() + ": inputs A, B (and C) must be float32, got " +
+                                   ctx.InputString(i));
+      }
     }
+    std::string error;
+    if (!semantics::MatMulShapeOf(a.shape, b.shape, &error)) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + error + " (" + ctx.InputString(0) + ", " +
+                                 ctx.InputString(1) + ")");
+    }
+    MatMulPlan& p = ctx.EmplaceState(Build(a.shape, b.shape, ctx.constant(1), ctx.threads(), ctx.Describe()));
+    if (c && (c->shape.size() != 1 || c->shape[0] != p.shape.n)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input C has shape " + ShapeToString(c->shape) + ", expected [" +
+                                 std::to_string(p.shape.n) + "] (B's column count, for B " + ShapeToString(b.shape) +
+                                 "; " + ctx.InputString(2) + ")");
+    }
+    ctx.SetOutput(0, DataType::kFloat, p.shape.y_shape);
+    if (p.trivial) return;
+    NeedScratchpad(p.mm.scratch, ctx.workspace());
+    if (p.fed) NeedScratchpad(p.fed->scratch, ctx.workspace());
   }
 
   void Compute(KernelContext& ctx) const override {
+    const MatMulPlan& p = ctx.state<MatMulPlan>();
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = cfg_.has_bias ? &ctx.required_input(2) : nullptr;
-    const std::string what = ctx.Describe();
-    if (a.dtype() != DataType::kFloat || b.dtype() != DataType::kFloat || (c && c->dtype() != DataType::kFloat)) {
-      throw InvalidArgumentError(what + ": inputs A, B (and C) must be float32, got " +
-                                 std::string(DataTypeName(a.dtype())) + ", " + std::string(DataTypeName(b.dtype())) +
-                                 (c ? ", " + std::string(DataTypeName(c->dtype())) : std::string()));
-    }
-    const bool packed = weights_.Usable(b);
-    auto entry = Entry(a.shape(), b.shape(), packed, ctx.threads(), what);
-    const MatMulEntry& e = *entry;
-    if (c && (c->rank() != 1 || c->dim(0) != e.shape.n)) {
-      throw InvalidArgumentError(what + ": input C has shape " + ShapeToString(c->shape()) + ", expected [" +
-                                 std::to_string(e.shape.n) + "] (B's column count, for B " +
-                                 ShapeToString(b.shape()) + ")");
-    }
     // A trivial product (empty, or K == 0) is the zeroed output; otherwise oneDNN writes every element.
-    Tensor& y = e.trivial ? ctx.Output(0, DataType::kFloat, e.shape.y_shape)
-                          : ctx.OutputUninitialized(0, DataType::kFloat, e.shape.y_shape);
-    if (e.trivial) {  // empty, or K == 0: the product is zeros, Y is act(C) (or act(0)) in every row
-      FillWithoutProduct(c, e.shape.n, y);
+    Tensor& y = p.trivial ? ctx.Output(0) : ctx.OutputUninitialized(0);
+    if (p.trivial) {  // empty, or K == 0: the product is zeros, Y is act(C) (or act(0)) in every row
+      FillWithoutProduct(c, p.shape.n, y);
       return;
     }
-    const bool use_packed = e.mm.packed && packed;
+    // A B fed at run time in place of the packed initializer runs on the plain primitive.
+    const MatMulPrimitive& mm = p.fed && !weights_.Usable(b) ? *p.fed : p.mm;
+    const bool use_packed = mm.packed;
     int64_t steps = 1;
-    for (int64_t d : e.outer) steps *= d;
+    for (int64_t d : p.outer) steps *= d;
     const float* ap = a.data<float>();
     // A released B has no data of its own: a primitive that wants the plain layout reads it unpacked.
     const float* bp = use_packed ? nullptr : weights_.released() ? weights_.Plain().data<float>() : b.data<float>();
     float* yp = y.data<float>();
-    WithStream(ctx.threads(), what, [&](dnnl::stream& s) {
+    WithStream(ctx.threads(), p.what, [&](dnnl::stream& s) {
       for (int64_t step = 0; step < steps; ++step) {
         int64_t rem = step, ao = 0, bo = 0, yo = 0;
-        for (size_t d = e.outer.size(); d-- > 0;) {
-          const int64_t i = rem % e.outer[d];
-          rem /= e.outer[d];
-          ao += i * e.outer_a_stride[d];
-          bo += i * e.outer_b_stride[d];
-          yo += i * e.outer_y_stride[d];
+        for (size_t d = p.outer.size(); d-- > 0;) {
+          const int64_t i = rem % p.outer[d];
+          rem /= p.outer[d];
+          ao += i * p.outer_a_stride[d];
+          bo += i * p.outer_b_stride[d];
+          yo += i * p.outer_y_stride[d];
         }
-        dnnl::memory am(e.a_md, Engine(), const_cast<float*>(ap + ao));
-        dnnl::memory bm = use_packed ? weights_.memory() : dnnl::memory(e.b_md, Engine(), const_cast<float*>(bp + bo));
-        dnnl::memory ym(e.y_md, Engine(), yp + yo);
+        dnnl::memory am(p.a_md, Engine(), const_cast<float*>(ap + ao));
+        dnnl::memory bm =
+            use_packed ? weights_.memory() : dnnl::memory(p.b_md, Engine(), const_cast<float*>(bp + bo));
+        dnnl::memory ym(p.y_md, Engine(), yp + yo);
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, ym}};
-        if (c) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e.bias_md, Engine(), const_cast<float*>(c->data<float>())));
-        AddScratchpad(args, e.mm.scratch);
-        e.mm.prim.execute(s, args);
+        if (c) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias_md, Engine(), const_cast<float*>(c->data<float>())));
+        AddScratchpad(args, mm.scratch);
+        mm.prim.execute(s, args);
       }
     });
   }
 
  private:
-  // The primitive for these shapes, built on first use for `threads` (the split it will run with).
-  std::shared_ptr<const MatMulEntry> Entry(const Shape& a, const Shape& b, bool packed, int threads,
-                                           const std::string& what) const {
-    std::vector<int64_t> key = ShapeKey({a, b});
-    key.push_back(packed ? 1 : 0);  // the primitive reads the packed weights or the tensor
-    return cache_.Get(key, [&] {
-      const ScopedOmpThreads scope(threads);
-      return Build(a, b, packed, what);
-    });
-  }
-
   void FillWithoutProduct(const Tensor* c, int64_t n, Tensor& y) const {
     if (!c && cfg_.act.kind == FusedActivation::Kind::kNone) return;  // zeros
     float* yp = y.data<float>();
@@ -226,21 +228,32 @@ class MatMul : public OpKernel {
     for (int64_t i = 0; i < y.size(); ++i) yp[i] = cfg_.act.Apply(cp ? cp[i % n] : 0.0f);
   }
 
-  std::shared_ptr<MatMulEntry> Build(const Shape& a, const Shape& b, bool packed, const std::string& what) const {
-    auto e = std::make_shared<MatMulEntry>();
-    e->shape = ResolveMatMul(a, b, what);
-    const MatMulShape& s = e->shape;
-    e->trivial = ShapeElementCount(s.y_shape) == 0 || s.k == 0;
-    if (e->trivial) return e;
+  // The plan for A and B of these shapes; `constant_b`: B's data when known before the run (else nullptr). The
+  // primitives are created for `threads`.
+  MatMulPlan Build(const Shape& a, const Shape& b, const Tensor* constant_b, int threads, std::string what) const {
+    MatMulPlan e;
+    e.what = std::move(what);
+    e.shape = ResolveMatMul(a, b, e.what);
+    const MatMulShape& s = e.shape;
+    e.trivial = ShapeElementCount(s.y_shape) == 0 || s.k == 0;
+    if (e.trivial) return e;
+    const ScopedOmpThreads scope(threads);
     if (s.b_shared()) {
       // B is the same for every batch and A's matrices are contiguous: one 2-D product over all rows.
       int64_t rows = s.m;
       for (int64_t d : s.batch) rows *= d;
-      e->a_md = Dense({rows, s.k});
-      e->b_md = Dense({s.k, s.n});
-      e->y_md = Dense({rows, s.n});
-      e->bias_md = cfg_.Bias(2, s.n);
-      e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, cfg_.attr, packed ? &weights_ : nullptr);
+      e.a_md = Dense({rows, s.k});
+      e.b_md = Dense({s.k, s.n});
+      e.y_md = Dense({rows, s.n});
+      e.bias_md = cfg_.Bias(2, s.n);
+      // The packed weights serve the constant B they were made from, also once released (then Prepare sees no data,
+      // and no feed can override it); a B known only at run time may be that initializer (then they do) or a feed
+      // overriding it (then the plain primitive runs).
+      const bool packed = constant_b ? weights_.Usable(*constant_b) : weights_.has_packed();
+      e.mm = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, packed ? &weights_ : nullptr);
+      if (packed && !constant_b && !weights_.released() && e.mm.packed) {
+        e.fed = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, nullptr);
+      }
       return e;
     }
     // Batched: inner merged dims go to oneDNN (equal ranks, 1 = broadcast), the rest become a loop.
@@ -258,20 +271,20 @@ class MatMul : public OpKernel {
     ad.insert(ad.end(), {s.m, s.k});
     bd.insert(bd.end(), {s.k, s.n});
     yd.insert(yd.end(), {s.m, s.n});
-    e->a_md = Dense(ad);
-    e->b_md = Dense(bd);
-    e->y_md = Dense(yd);
-    e->bias_md = cfg_.Bias(yd.size(), s.n);
-    e->mm = MakeMatMul(e->a_md, e->b_md, e->bias_md, e->y_md, cfg_.attr, nullptr);
+    e.a_md = Dense(ad);
+    e.b_md = Dense(bd);
+    e.y_md = Dense(yd);
+    e.bias_md = cfg_.Bias(yd.size(), s.n);
+    e.mm = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, nullptr);
     // Element strides of the loop dims (0 where the operand broadcasts).
-    e->outer.assign(s.batch.begin(), s.batch.begin() + static_cast<std::ptrdiff_t>(split));
-    e->outer_a_stride.resize(split);
-    e->outer_b_stride.resize(split);
-    e->outer_y_stride.resize(split);
+    e.outer.assign(s.batch.begin(), s.batch.begin() + static_cast<std::ptrdiff_t>(split));
+    e.outer_a_stride.resize(split);
+    e.outer_b_stride.resize(split);
+    e.outer_y_stride.resize(split);
     for (size_t d = split; d-- > 0;) {
-      e->outer_a_stride[d] = s.a_batch[d] == 1 ? 0 : a_inner;
-      e->outer_b_stride[d] = s.b_batch[d] == 1 ? 0 : b_inner;
-      e->outer_y_stride[d] = y_inner;
+      e.outer_a_stride[d] = s.a_batch[d] == 1 ? 0 : a_inner;
+      e.outer_b_stride[d] = s.b_batch[d] == 1 ? 0 : b_inner;
+      e.outer_y_stride[d] = y_inner;
       a_inner *= s.a_batch[d];
       b_inner *= s.b_batch[d];
       y_inner *= s.batch[d];
@@ -281,11 +294,14 @@ class MatMul : public OpKernel {
 
   MatMulConfig cfg_;
   MatMulWeights weights_;
-  ShapeCache<MatMulEntry> cache_;
 };
 
-std::unique_ptr<OpKernel> MakeMatMulKernel(const ir::Node& node) { return std::make_unique<MatMul>(node, false); }
-std::unique_ptr<OpKernel> MakeFusedMatMul(const ir::Node& node) { return std::make_unique<MatMul>(node, true); }
+std::unique_ptr<OpKernel> MakeMatMulKernel(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<MatMul>(node, false);
+}
+std::unique_ptr<OpKernel> MakeFusedMatMul(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<MatMul>(node, true);
+}
 
 std::string FusedMatMulPredicate(const ir::Node& node) {
   FusedActivation act;

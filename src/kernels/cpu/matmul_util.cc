@@ -59,7 +59,8 @@ const Tensor& MatMulWeights::Plain() const {
     Tensor t = Tensor::Uninitialized(dtype_, shape_);
     dnnl::memory dst = Wrap(t, plain_desc_);
     dnnl::memory src = packed_;
-    WithStream(1, "unpacking a released constant B", [&](dnnl::stream& s) { dnnl::reorder(src, dst).execute(s, src, dst); });
+    WithStream(1, "unpacking a released constant B",
+               [&](dnnl::stream& s) { dnnl::reorder(src, dst).execute(s, src, dst); });
     unpacked_->plain = std::move(t);
   });
   return unpacked_->plain;

@@ -1,5 +1,6 @@
 // Shared by the oneDNN MatMul and Gemm kernels: a constant right-hand matrix reordered once, at kernel creation,
-// into the layout oneDNN's matmul prefers, and per-shape matmul primitives that use it when they can.
+// into the layout oneDNN's matmul prefers, and the matmul primitives the kernels' Prepare builds per input
+// signature, which use it when they can.
 #pragma once
 
 #include <memory>
@@ -28,6 +29,8 @@ class MatMulWeights {
   bool Usable(const Tensor& runtime_b) const {
     return packed_ && (released_ || (source_ && runtime_b.raw_data() == source_->raw_data()));
   }
+  // True when a reordered copy exists (Usable then tells, for a given B, whether it may be read).
+  bool has_packed() const { return static_cast<bool>(packed_); }
   const dnnl::memory::desc& desc() const { return packed_desc_; }
   int64_t bytes() const;
   const dnnl::memory& memory() const { return packed_; }

@@ -2,9 +2,13 @@
 // negative pads, crops) each dimension by pads[begin] / pads[end]; any data type with a byte-sized element.
 // Modes: constant (fill the output with the value, skipped when it is all zero bits since outputs start zeroed,
 // then one strided copy of the overlap), edge, reflect and wrap (row by row: the part of each output row that
-// lies inside the input is one contiguous run, the borders read through per-dimension index tables).
+// lies inside the input is one contiguous run, the borders read through per-dimension index tables). Prepare checks
+// the inputs' types and, when pads and axes are known before the run, resolves the pads, Y's shape and the index
+// tables once per input signature; pads read at run time are resolved (and their errors raised) by Compute.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/strided_copy.h"
@@ -17,43 +21,64 @@
 namespace ferry::cpu {
 namespace {
 
+// Input i, when present, is an int32 or int64 tensor: InvalidArgumentError naming the node and input otherwise.
+void CheckIndexInput(const PrepareContext& ctx, int i) {
+  if (!ctx.has_input(i)) return;
+  const InputSpec& t = ctx.tensor_input(i);
+  if (t.dtype != DataType::kInt32 && t.dtype != DataType::kInt64) {
+    throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(i) + ": expected an int32 or int64 tensor");
+  }
+}
+
+// The resolved pads of one signature: per dimension the pad before (negative: a crop), Y's shape, and for the
+// non-constant modes the source offset (elements) of every output index per dimension.
+struct PadPlan {
+  std::vector<int64_t> begin;
+  Shape out_shape;
+  std::vector<std::vector<int64_t>> offs;
+};
+
 class Pad : public OpKernel {
  public:
   explicit Pad(const ir::Node& node) : mode_(ref::ReadPadMode(node)) {}
 
+  // The types of pads, axes and constant_value; Y's shape and the plan when pads (and axes, when given) are known
+  // before the run, else Y is data-dependent.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.tensor_input(1);
+    CheckIndexInput(ctx, 1);
+    CheckIndexInput(ctx, 3);
+    if (mode_ == ref::PadMode::kConstant && ctx.has_input(2)) {
+      const InputSpec& v = ctx.tensor_input(2);
+      if (ShapeElementCount(v.shape) > 0 && v.dtype != x.dtype) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'constant_value' (" + ctx.InputString(2) +
+                                   ") must have the data type of input 'data' (" +
+                                   std::string(DataTypeName(x.dtype)) + ")");
+      }
+    }
+    const Tensor* pads = ctx.constant(1);
+    const Tensor* axes = ctx.constant(3);
+    if (!pads || (ctx.has_input(3) && !axes)) return ctx.SetOutputDynamic(0);
+    PadPlan& p = ctx.EmplaceState(MakePlan(Tensor::Wrap(x.dtype, x.shape, nullptr, nullptr), *pads, axes,
+                                           ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, p.out_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    const int64_t rank = x.rank();
-    const std::vector<int64_t> pads = ref::ReadInt64s(ctx.required_input(1), what + ": input 'pads'");
-    std::vector<int64_t> axes;
-    if (const Tensor* a = ctx.input(3)) {
-      axes = ref::ReadInt64s(*a, what + ": input 'axes'");
-    } else {
-      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-    }
-    const ref::PadShape ps = ref::ResolvePad(x, pads, axes, what);
-    const std::vector<int64_t>& begin = ps.begin;
-    const Shape& out_shape = ps.out_shape;
-    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
+    const PadPlan* prepared = ctx.state_if_any<PadPlan>();
+    // Pads read from the run's data: their errors are the data's (they name the node).
+    const PadPlan read = prepared ? PadPlan{} : MakePlan(x, ctx.required_input(1), ctx.input(3), ctx.Describe());
+    const PadPlan& p = prepared ? *prepared : read;
+    Tensor& y = prepared ? ctx.Output(0) : ctx.Output(0, x.dtype(), p.out_shape);
     if (mode_ == ref::PadMode::kConstant) {
       const Tensor* value = ctx.input(2);
-      if (value && value->size() > 0 && value->dtype() != x.dtype()) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'constant_value' " + ref::DescribeTensor(*value) +
-                                   " must have the data type of input 'data' (" +
-                                   std::string(DataTypeName(x.dtype())) + ")");
-      }
-      PadConstant(x, y, begin, value && value->size() > 0 ? value : nullptr, ctx.threads());
+      PadConstant(x, y, p.begin, value && value->size() > 0 ? value : nullptr, ctx.threads());
       return;
     }
     if (y.size() == 0) return;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (x.dim(d) == 0) {
-        throw InvalidArgumentError(what + ": cannot pad empty dimension " + std::to_string(d) + " of input " +
-                                   ref::DescribeTensor(x) + " in a non-constant mode");
-      }
-    }
-    PadIndexed(x, y, begin, ctx.threads());
+    PadIndexed(x, y, p, ctx.threads());
   }
 
  private:
@@ -84,7 +109,39 @@ class Pad : public OpKernel {
                 static_cast<const char*>(x.raw_data()) + soff * elem, in_strides, box, threads);
   }
 
-  void PadIndexed(const Tensor& x, Tensor& y, const std::vector<int64_t>& begin, int threads) const {
+  // `x` may be a tensor without data (Prepare): only its dtype and shape are read. Throws InvalidArgumentError
+  // naming `what` for pads or axes that do not fit x, or an empty dimension to pad in a non-constant mode.
+  PadPlan MakePlan(const Tensor& x, const Tensor& pads_t, const Tensor* axes_t, const std::string& what) const {
+    const int64_t rank = x.rank();
+    const std::vector<int64_t> pads = ref::ReadInt64s(pads_t, what + ": input 'pads'");
+    std::vector<int64_t> axes;
+    if (axes_t) {
+      axes = ref::ReadInt64s(*axes_t, what + ": input 'axes'");
+    } else {
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    ref::PadShape ps = ref::ResolvePad(x, pads, axes, what);
+    PadPlan p{std::move(ps.begin), std::move(ps.out_shape), {}};
+    if (mode_ == ref::PadMode::kConstant || ShapeElementCount(p.out_shape) == 0) return p;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (x.dim(d) == 0) {
+        throw InvalidArgumentError(what + ": cannot pad empty dimension " + std::to_string(d) + " of input " +
+                                   ref::DescribeTensor(x) + " in a non-constant mode");
+      }
+    }
+    // Per dimension, the source offset (elements) of every output index.
+    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
+    p.offs.resize(static_cast<size_t>(rank));
+    for (size_t d = 0; d < p.offs.size(); ++d) {
+      p.offs[d].resize(static_cast<size_t>(p.out_shape[d]));
+      for (int64_t o = 0; o < p.out_shape[d]; ++o) {
+        p.offs[d][static_cast<size_t>(o)] = ref::PadSourceIndex(mode_, o - p.begin[d], x.shape()[d]) * in_strides[d];
+      }
+    }
+    return p;
+  }
+
+  static void PadIndexed(const Tensor& x, Tensor& y, const PadPlan& p, int threads) {
     const Shape& out_shape = y.shape();
     const size_t rank = out_shape.size();
     const int elem = ElementBytes(x.dtype());
@@ -92,15 +149,8 @@ class Pad : public OpKernel {
       std::memcpy(y.raw_data(), x.raw_data(), static_cast<size_t>(elem));
       return;
     }
-    // Per dimension, the source offset (elements) of every output index.
-    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-    std::vector<std::vector<int64_t>> offs(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      offs[d].resize(static_cast<size_t>(out_shape[d]));
-      for (int64_t o = 0; o < out_shape[d]; ++o) {
-        offs[d][static_cast<size_t>(o)] = ref::PadSourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
-      }
-    }
+    const std::vector<int64_t>& begin = p.begin;
+    const std::vector<std::vector<int64_t>>& offs = p.offs;
     const size_t last = rank - 1;
     const int64_t inner = out_shape[last], in_inner = x.shape()[last], b = begin[last];
     // Output columns [mid0, mid1) read the contiguous input columns from mid0 - b.

@@ -10,12 +10,16 @@
 // - its exclude-padding average refuses pads as long as the window (and dilations beyond the input), which
 //   ONNX allows: then the include-padding average runs and divides by the kernel size;
 // so average outputs whose divisor differs from ref's are rescaled, and a window with no tap inside the input
-// is NaN without count_include_pad (ref's 0 / 0).
+// is NaN without count_include_pad (ref's 0 / 0). Prepare checks X, resolves the window and builds the primitive for
+// each input shape (its scratchpad goes to the workspace); Compute only runs it.
 // GlobalAveragePool and GlobalMaxPool are plain plane reductions (sums in double in ref's order, max propagating
 // NaN like ref), vectorised by the compiler over independent lanes.
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -31,9 +35,11 @@ namespace {
 
 constexpr size_t kMaxSpatial = 3;  // oneDNN pooling: 1-D, 2-D and 3-D
 
-struct PoolEntry {
+// The prepared state of one input shape: the primitive, Y's shape and the node, for oneDNN's errors.
+struct PoolPlan {
   PoolPrimitive p;
   Shape y_shape;
+  std::string what;
 };
 
 class Pool : public OpKernel {
@@ -48,60 +54,52 @@ class Pool : public OpKernel {
     }
   }
 
-  // The scratchpad of the primitive Compute runs at X's static shape (built now, as the first run would).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0);
-    if (!x || x->size() < 3) return;
-    try {
-      const auto e = Entry(*x, threads, node.Describe());
-      if (e->p.has_prim) NeedScratchpad(e->p.scratch, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // X's checks, the window resolved and the primitive built (under the thread count it will run with), Y's shape,
+  // and the primitive's scratchpad in the workspace.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const std::string what = ctx.Describe();
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": X must be float32, got " + ctx.InputString(0));
     }
+    if (x.shape.size() < 3) {
+      throw InvalidArgumentError(what + ": X must have rank >= 3 (N, C, spatial...), got " + ctx.InputString(0));
+    }
+    PoolPlan& plan = ctx.EmplaceState(Build(x.shape, ctx.threads(), what + ": " + ctx.InputString(0)));
+    plan.what = what;
+    ctx.SetOutput(0, DataType::kFloat, plan.y_shape);
+    if (plan.p.has_prim) NeedScratchpad(plan.p.scratch, ctx.workspace());
   }
 
   void Compute(KernelContext& ctx) const override {
+    const PoolPlan& plan = ctx.state<PoolPlan>();
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
-    }
-    if (x.rank() < 3) {
-      throw InvalidArgumentError(what + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
-                                 ShapeToString(x.shape()));
-    }
-    auto entry = Entry(x.shape(), ctx.threads(), what);
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, entry->y_shape);
+    Tensor& y = ctx.OutputUninitialized(0);
     if (y.size() == 0) return;
-    RunPoolPrimitive(entry->p, kind_, count_include_pad_, x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), 1,
-                     ctx.threads(), what);
+    RunPoolPrimitive(plan.p, kind_, count_include_pad_, x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), 1,
+                     ctx.threads(), plan.what);
   }
 
  private:
-  // The primitive for X of shape `xs`, built on first use for `threads` (the split it will run with).
-  std::shared_ptr<const PoolEntry> Entry(const Shape& xs, int threads, const std::string& what) const {
-    return cache_.Get(ShapeKey({xs}), [&] {
-      const ScopedOmpThreads scope(threads);
-      return Build(xs, what);
-    });
-  }
-
-  std::shared_ptr<PoolEntry> Build(const Shape& xs, const std::string& what) const {
-    auto e = std::make_shared<PoolEntry>();
+  // The plan for X of shape `xs`, its primitive built for `threads` (the split it will run with). Throws
+  // InvalidArgumentError naming `what` for a window that does not fit X.
+  PoolPlan Build(const Shape& xs, int threads, const std::string& what) const {
+    const ScopedOmpThreads scope(threads);
+    PoolPlan e;
     const std::span<const int64_t> in_spatial(xs.data() + 2, xs.size() - 2);
-    e->p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
-    e->y_shape = {xs[0], xs[1]};
-    e->y_shape.insert(e->y_shape.end(), e->p.g.out.begin(), e->p.g.out.end());
-    e->p.x_md = PlainDesc(xs, DataType::kFloat);
-    e->p.y_md = PlainDesc(e->y_shape, DataType::kFloat);
-    const bool empty = ShapeElementCount(e->y_shape) == 0 || ShapeElementCount(xs) == 0;
-    BuildPoolPrimitive(kind_, count_include_pad_, empty, &e->p, what);
+    e.p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+    e.y_shape = {xs[0], xs[1]};
+    e.y_shape.insert(e.y_shape.end(), e.p.g.out.begin(), e.p.g.out.end());
+    e.p.x_md = PlainDesc(xs, DataType::kFloat);
+    e.p.y_md = PlainDesc(e.y_shape, DataType::kFloat);
+    const bool empty = ShapeElementCount(e.y_shape) == 0 || ShapeElementCount(xs) == 0;
+    BuildPoolPrimitive(kind_, count_include_pad_, empty, &e.p, what);
     return e;
   }
 
   PoolKind kind_;
   semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
-  ShapeCache<PoolEntry> cache_;
 };
 
 std::string SpatialRankReason(const ir::Node& node) {
@@ -171,20 +169,24 @@ class GlobalPool : public OpKernel {
  public:
   explicit GlobalPool(const ir::Node&) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": X must be float32, got " + ctx.InputString(0));
+    }
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": X must have rank >= 2 (N, C, spatial...), got " +
+                                 ctx.InputString(0));
+    }
+    Shape y_shape(x.shape.size(), 1);
+    y_shape[0] = x.shape[0];
+    y_shape[1] = x.shape[1];
+    ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": input X must be float32, got " + std::string(DataTypeName(x.dtype())));
-    }
-    if (x.rank() < 2) {
-      throw InvalidArgumentError(what + ": input X must have rank >= 2 (N, C, spatial...), got shape " +
-                                 ShapeToString(x.shape()));
-    }
-    Shape y_shape(x.shape().size(), 1);
-    y_shape[0] = x.dim(0);
-    y_shape[1] = x.dim(1);
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, y_shape);
+    Tensor& y = ctx.OutputUninitialized(0);
     const int64_t planes = y.size();
     if (planes == 0) return;
     const int64_t size = x.size() / planes;
@@ -203,8 +205,10 @@ class GlobalPool : public OpKernel {
   }
 };
 
-std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kMax); }
-std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node) {
+std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<Pool>(node, PoolKind::kMax);
+}
+std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node, const KernelOptions&) {
   return std::make_unique<Pool>(node, PoolKind::kAverage);
 }
 

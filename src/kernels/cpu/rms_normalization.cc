@@ -4,11 +4,12 @@
 // cache), rows in parallel. Accepted: stash_type 1 (float statistics, as ref computes them for float32) and a scale
 // of the normalized shape (leading 1s allowed), i.e. one contiguous row of n values; other scales, which only
 // broadcast to it or to X's full shape, are refused where the shapes are static (ref runs them) and, when only the
-// run reveals them, expanded here as ref does. Y takes over X's buffer when that is X's last use. AVX-512F,
-// AVX2+FMA and scalar variants, best first.
+// run reveals them, expanded here as ref does (Prepare checks the shapes and picks the form, Compute expands the
+// data). Y takes over X's buffer when that is X's last use. AVX-512F, AVX2+FMA and scalar variants, best first.
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -34,6 +35,18 @@ bool IsOneRow(const Shape& scale, const Shape& x, int64_t axis) {
   return true;
 }
 
+// How scale meets X's rows: its own data as one row (the accepted form), or expanded as ref does (shapes the shape
+// predicate could not see) to one row when it broadcasts to the normalized shape, to X's shape otherwise.
+enum class ScaleForm { kOneRow, kPerRow, kFull };
+
+// The prepared state of one signature: X as `rows` rows of `n` values, the normalized shape and scale's form.
+struct RmsNormPlan {
+  int64_t rows = 0, n = 0;
+  Shape norm_shape;
+  ScaleForm form = ScaleForm::kOneRow;
+  std::string what;
+};
+
 class RmsNormalization : public OpKernel {
  public:
   RmsNormalization(const ir::Node& node, RmsNormRowFn row)
@@ -41,38 +54,61 @@ class RmsNormalization : public OpKernel {
     ref::StashType(node.GetInt("stash_type", 1), node.Describe());  // validates the attribute
   }
 
+  // The inputs' checks (scale must broadcast to X's shape), the rows and scale's form; Y of X's shape, written in
+  // place over X when the executor allows it.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const std::string what = ctx.Describe();
+    if (x.dtype != DataType::kFloat || scale.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(what + ": inputs 'X' and 'scale' must be float32, got " + ctx.InputString(0) +
+                                 " and " + ctx.InputString(1));
+    }
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (rank == 0) throw InvalidArgumentError(what + ": input 'X' must have rank >= 1, got " + ctx.InputString(0));
+    RmsNormPlan plan;
+    plan.what = what;
+    const int64_t axis = ref::NormalizeAxis(axis_, rank, what);
+    plan.rows = 1;
+    plan.n = 1;
+    for (int64_t d = 0; d < axis; ++d) plan.rows *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = axis; d < rank; ++d) plan.n *= x.shape[static_cast<size_t>(d)];
+    plan.norm_shape.assign(x.shape.begin() + axis, x.shape.end());
+    if (IsOneRow(scale.shape, x.shape, axis)) {
+      plan.form = ScaleForm::kOneRow;
+    } else if (ref::BroadcastsTo(scale.shape, plan.norm_shape)) {
+      plan.form = ScaleForm::kPerRow;
+    } else if (ref::BroadcastsTo(scale.shape, x.shape)) {
+      plan.form = ScaleForm::kFull;
+    } else {
+      throw InvalidArgumentError(what + ": input 'scale' of shape " + ShapeToString(scale.shape) +
+                                 " does not broadcast to " + ShapeToString(x.shape) + " (" + ctx.InputString(1) +
+                                 ")");
+    }
+    ctx.SetOutput(0, DataType::kFloat, x.shape);
+    ctx.output(0).in_place_of = 0;
+    ctx.EmplaceState(std::move(plan));
+  }
+
   void Compute(KernelContext& ctx) const override {
+    const RmsNormPlan& p = ctx.state<RmsNormPlan>();
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
-    const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat || scale.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": inputs 'X' and 'scale' must be float32, got " +
-                                 std::string(DataTypeName(x.dtype())) + " and " +
-                                 std::string(DataTypeName(scale.dtype())));
-    }
-    const int64_t rank = x.rank();
-    if (rank == 0) throw InvalidArgumentError(what + ": input 'X' must have rank >= 1");
-    const int64_t axis = ref::NormalizeAxis(axis_, rank, what);
-    int64_t rows = 1, n = 1;
-    for (int64_t d = 0; d < axis; ++d) rows *= x.dim(d);
-    for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
-    // scale as rows of n values: its own data (the accepted form), else expanded as ref does (shapes the shape
-    // predicate could not see): to one row when it broadcasts to the normalized shape, to X's shape otherwise
-    // (which throws, naming 'scale', when it does not broadcast).
+    const int64_t rows = p.rows, n = p.n;
+    // scale as rows of n values: its own data, else expanded as ref does.
     std::vector<float> expanded;
     const float* w = nullptr;
     int64_t w_stride = 0;  // between rows
-    if (IsOneRow(scale.shape(), x.shape(), axis)) {
+    if (p.form == ScaleForm::kOneRow) {
       w = scale.data<float>();
     } else {
-      const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
-      const bool per_row = ref::BroadcastsTo(scale.shape(), norm_shape);
-      expanded = ref::ReadFloatsExpanded<float>(scale, per_row ? norm_shape : x.shape(), what, "scale");
+      const bool per_row = p.form == ScaleForm::kPerRow;
+      expanded = ref::ReadFloatsExpanded<float>(scale, per_row ? p.norm_shape : x.shape(), p.what, "scale");
       w = expanded.data();
       w_stride = per_row ? 0 : n;
     }
     Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
-    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
+    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
@@ -112,9 +148,9 @@ std::string ScaleIsOneRow(const ir::Node& node) {
   const int64_t rank = static_cast<int64_t>(xs.size());
   int64_t axis = node.GetInt("axis", -1);
   if (axis < 0) axis += rank;
-  if (rank == 0 || axis < 0 || axis >= rank) return "";  // the kernel (like ref) reports it at run time
+  if (rank == 0 || axis < 0 || axis >= rank) return "";  // the kernel (like ref) reports it when prepared
   const int64_t off = rank - static_cast<int64_t>(ss.size());
-  if (off < 0) return "";  // never broadcasts: the kernel (like ref) reports it at run time
+  if (off < 0) return "";  // never broadcasts: the kernel (like ref) reports it when prepared
   bool one_row = true;
   for (int64_t p = 0; one_row && p < rank; ++p) {
     const ir::Dim s = p < off ? ir::Dim::Static(1) : ss[static_cast<size_t>(p - off)];
@@ -141,7 +177,7 @@ void RegisterRmsNormalizationKernels(KernelRegistry& r) {
   const char* constraints = "stash_type=1 (float) only; scale of the normalized shape (leading 1s allowed)";
   for (const auto& v : variants) {
     const RmsNormRowFn row = v.row;
-    const KernelFactory create = [row](const ir::Node& node) {
+    const KernelFactory create = [row](const ir::Node& node, const KernelOptions&) {
       return std::make_unique<RmsNormalization>(node, row);
     };
     r.Add({.op = "RMSNormalization",

@@ -3,8 +3,8 @@
 // are read once, S is kept in Sum, or in Y, for the statistics and the normalization, which re-read it from cache).
 // Any `axis`; Skip of X's shape or of X's trailing dims (a row of Skip is reused when its size is a multiple of the
 // row length, else gathered per row); gamma and beta of the row length. Y (or Sum, when requested) takes over X's
-// or Skip's buffer when that is their last use (the residual stream updated in place). AVX-512F, AVX2+FMA and
-// scalar variants, best first.
+// or Skip's buffer when that is their last use (the residual stream updated in place). Prepare checks the inputs
+// (ref's checks); Compute only runs the rows. AVX-512F, AVX2+FMA and scalar variants, best first.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -24,20 +24,27 @@ class SkipLayerNormalization : public OpKernel {
   SkipLayerNormalization(const ir::Node& node, LayerNormRowFn row)
       : row_(row), axis_(node.GetInt("axis", -1)), epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
+  // The inputs' checks (ref's, so both backends accept the same inputs), the rows; Y, and Sum when requested, of
+  // X's shape. The output S is written to first (Sum, else Y) may take over X's buffer.
+  void Prepare(PrepareContext& ctx) const override {
+    ref::PrepareSkipLayerNorm(ctx, axis_);
+    ctx.output(ctx.output_requested(1) ? 1 : 0).in_place_of = 0;
+  }
+
   void Compute(KernelContext& ctx) const override {
+    const ref::SkipLayerNormShape& s = ctx.state<ref::SkipLayerNormShape>();
     const Tensor& x = ctx.required_input(0);
     const Tensor& skip = ctx.required_input(1);
     const Tensor& gamma = ctx.required_input(2);
     const Tensor* beta = ctx.input(3);
-    const ref::SkipLayerNormShape s = ref::CheckSkipLayerNorm(x, skip, gamma, beta, axis_, ctx.Describe());
     const bool want_sum = ctx.output_requested(1);
     // The output S is written to first (Sum, else Y) may take over X's or Skip's buffer: each element is read
     // before its slot is written.
     const int first = want_sum ? 1 : 0;
     Tensor* reused = ctx.ReuseInput(0, first, DataType::kFloat, x.shape());
     if (!reused && skip.size() == x.size()) reused = ctx.ReuseInput(1, first, DataType::kFloat, x.shape());
-    Tensor* sum = want_sum ? (reused ? reused : &ctx.OutputUninitialized(1, DataType::kFloat, x.shape())) : nullptr;
-    Tensor& y = !want_sum && reused ? *reused : ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
+    Tensor* sum = want_sum ? (reused ? reused : &ctx.OutputUninitialized(1)) : nullptr;
+    Tensor& y = !want_sum && reused ? *reused : ctx.OutputUninitialized(0);
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     const float* kp = skip.data<float>();
@@ -83,7 +90,9 @@ void RegisterSkipLayerNormalizationKernels(KernelRegistry& r) {
            .domain = "ai.ferry",
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
-           .create = [row](const ir::Node& node) { return std::make_unique<SkipLayerNormalization>(node, row); },
+           .create = [row](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<SkipLayerNormalization>(node, row);
+           },
            .isa = v.isa,
            .name = std::string("cpu.f32_ferry_skiplayernormalization__") + v.impl + ".1"});
   }

@@ -98,37 +98,52 @@ struct SoftmaxFns {
   void (*strided)(const float* in, float* out, int64_t n, int64_t inner);
 };
 
+// The [outer, n, inner] view of one input signature (the prepared state); outer = 0 for an empty input.
+struct SoftmaxPlan {
+  int64_t outer = 0, n = 1, inner = 1;
+};
+
 class Softmax : public OpKernel {
  public:
   Softmax(const ir::Node& node, SoftmaxFns fns)
       : fns_(fns), coerce_2d_(node.opset() < 13), axis_(node.GetInt("axis", node.opset() < 13 ? 1 : -1)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(what + ": input must be float32, got " + std::string(DataTypeName(x.dtype())));
+  // Checks X and `axis`, declares Y (X's shape) and resolves the view.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be float32, got " + ctx.InputString(0));
     }
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
-    if (x.size() == 0) return;
-    const int64_t rank = x.rank();
+    ctx.SetOutput(0, DataType::kFloat, x.shape);
+    SoftmaxPlan& p = ctx.EmplaceState(SoftmaxPlan{});
+    if (ShapeElementCount(x.shape) == 0) return;  // nothing to normalise, whatever the axis
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    auto dim = [&](int64_t d) { return x.shape[static_cast<size_t>(d)]; };
     // A scalar is a single-element row; the 2-D coercion also accepts axis == rank (rows of one element).
     const int64_t axis = rank == 0                       ? 0
                          : (coerce_2d_ && axis_ == rank) ? rank
-                                                         : ref::NormalizeAxis(axis_, rank, what);
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+                                                         : ref::NormalizeAxis(axis_, rank, ctx.Describe());
+    p.outer = 1;
+    for (int64_t d = 0; d < axis; ++d) p.outer *= dim(d);
     if (coerce_2d_) {
-      for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
+      for (int64_t d = axis; d < rank; ++d) p.n *= dim(d);
     } else {
-      if (rank > 0) n = x.dim(axis);
-      for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+      if (rank > 0) p.n = dim(axis);
+      for (int64_t d = axis + 1; d < rank; ++d) p.inner *= dim(d);
     }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const SoftmaxPlan& p = ctx.state<SoftmaxPlan>();
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);
+    if (p.outer == 0) return;
+    const int64_t n = p.n, inner = p.inner;
     const float* in = x.data<float>();
     float* out = y.data<float>();
     const int64_t block = n * inner;
     const int64_t min_chunk = std::max<int64_t>(1, 16384 / block);
-    ParallelFor(ctx.threads(), outer, min_chunk, [&](int64_t begin, int64_t end) {
+    ParallelFor(ctx.threads(), p.outer, min_chunk, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         if (inner == 1) {
           fns_.row(in + o * block, out + o * block, n);
@@ -164,7 +179,9 @@ void AddFamily(KernelRegistry& r, const std::string& op, const std::string& lowe
              .since = since,
              .until = until,
              .types = {{"T", {DataType::kFloat}}},
-             .create = [fns](const ir::Node& node) { return std::make_unique<Softmax>(node, fns); },
+             .create = [fns](const ir::Node& node, const KernelOptions&) {
+               return std::make_unique<Softmax>(node, fns);
+             },
              .isa = v.isa,
              .name = "cpu.f32_" + lower + "__" + v.impl + "." + std::to_string(since)});
     }

@@ -2,8 +2,12 @@
 // the axes); any data type with a byte-sized element. One strided copy (strided_copy.h): dimensions that stay
 // contiguous are merged, so a permutation that keeps the innermost axis copies runs with memcpy, and one that
 // moves it (2-D transposes, swapping the last two axes, NCHW <-> NHWC) is copied in 32x32 cache-blocked tiles,
-// transposed in registers: 8x8 (4-byte) and 4x4 (8-byte) in AVX2, 4x4 (4-byte) and 8x8 (2-byte) in SSE2.
+// transposed in registers: 8x8 (4-byte) and 4x4 (8-byte) in AVX2, 4x4 (4-byte) and 8x8 (2-byte) in SSE2. Prepare
+// checks perm against X's rank and resolves Y's shape and the copy's strides once per input signature.
 #include <immintrin.h>
+
+#include <optional>
+#include <vector>
 
 #include "kernels/cpu/strided_copy.h"
 #include "kernels/kernel_def.h"
@@ -83,24 +87,41 @@ const TileKernels& Avx2Tiles() {
   return k;
 }
 
+// Y's shape and the strided copy of one signature.
+struct TransposePlan {
+  Shape out_shape;
+  std::vector<int64_t> dst_strides, src_strides;
+};
+
 class Transpose : public OpKernel {
  public:
   Transpose(const ir::Node& node, const TileKernels& tiles) : tiles_(tiles), perm_(ref::ReadPerm(node)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    const size_t rank = x.shape().size();
-    const std::vector<int64_t> perm = ref::ResolvePerm(perm_, x, ctx.Describe());
-    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-    Shape out_shape(rank);
-    std::vector<int64_t> src_strides(rank);
+  // perm must have X's rank (InvalidArgumentError naming the node otherwise).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const size_t rank = x.shape.size();
+    const std::vector<int64_t> perm =
+        ref::ResolvePerm(perm_, Tensor::Wrap(x.dtype, x.shape, nullptr, nullptr), ctx.Describe());
+    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape);
+    TransposePlan p;
+    p.out_shape.resize(rank);
+    p.src_strides.resize(rank);
     for (size_t i = 0; i < rank; ++i) {
-      out_shape[i] = x.shape()[static_cast<size_t>(perm[i])];
-      src_strides[i] = in_strides[static_cast<size_t>(perm[i])];
+      p.out_shape[i] = x.shape[static_cast<size_t>(perm[i])];
+      p.src_strides[i] = in_strides[static_cast<size_t>(perm[i])];
     }
-    Tensor& y = ctx.OutputUninitialized(0, x.dtype(), out_shape);
-    StridedCopy(ElementBytes(x.dtype()), y.raw_data(), RowMajorStrides(out_shape), x.raw_data(), src_strides,
-                out_shape, ctx.threads(), tiles_);
+    p.dst_strides = RowMajorStrides(p.out_shape);
+    ctx.SetOutput(0, x.dtype, p.out_shape);
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const TransposePlan& p = ctx.state<TransposePlan>();
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);
+    StridedCopy(ElementBytes(x.dtype()), y.raw_data(), p.dst_strides, x.raw_data(), p.src_strides, p.out_shape,
+                ctx.threads(), tiles_);
   }
 
  private:
@@ -114,13 +135,17 @@ void RegisterTransposeKernels(KernelRegistry& r) {
   r.Add({.op = "Transpose",
          .since = 1,
          .types = {{"T", ByteSizedTypes()}},
-         .create = [](const ir::Node& n) { return std::make_unique<Transpose>(n, Avx2Tiles()); },
+         .create = [](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+           return std::make_unique<Transpose>(n, Avx2Tiles());
+         },
          .isa = {Isa::kAvx2},
          .name = "cpu.any_transpose__avx2.1"});
   r.Add({.op = "Transpose",
          .since = 1,
          .types = {{"T", ByteSizedTypes()}},
-         .create = [](const ir::Node& n) { return std::make_unique<Transpose>(n, PortableTiles()); },
+         .create = [](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+           return std::make_unique<Transpose>(n, PortableTiles());
+         },
          .name = "cpu.any_transpose__scalar.1"});
 }
 

@@ -7,7 +7,8 @@
 // Tanh(±inf) = ±1, Exp overflows to inf exactly where expf does.
 //
 // Opsets: the versions before 6 (consumed_inputs) are left to ref; Clip 6-10 reads min/max attributes, Clip 11+ the
-// optional scalar inputs at run time; Gelu is opset 20 (approximate = "none" or "tanh").
+// optional scalar inputs at run time (their types and shapes checked by Prepare); Gelu is opset 20 (approximate =
+// "none" or "tanh").
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -109,37 +110,51 @@ class UnaryKernel final : public OpKernel {
   UnaryKernel(UnaryFn fn, UnaryParams params, int64_t grain, bool clip_inputs)
       : fn_(fn), params_(params), grain_(grain), clip_inputs_(clip_inputs) {}
 
+  // X must be float32; Clip 11+'s bounds, when given, float32 scalars (one element). Y has X's shape.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + ": expected float32");
+    }
+    if (clip_inputs_) {
+      CheckBound(ctx, 1, "min");
+      CheckBound(ctx, 2, "max");
+    }
+    ctx.SetOutput(0, DataType::kFloat, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'X' has type " + std::string(DataTypeName(x.dtype())) +
-                                 ", expected float32");
-    }
     UnaryParams p = params_;
     if (clip_inputs_) {
-      p.lo = Bound(ctx, 1, "min", std::numeric_limits<float>::lowest());
-      p.hi = Bound(ctx, 2, "max", std::numeric_limits<float>::max());
+      p.lo = Bound(ctx, 1, std::numeric_limits<float>::lowest());
+      p.hi = Bound(ctx, 2, std::numeric_limits<float>::max());
     }
-    Tensor& y = ctx.OutputUninitialized(0, DataType::kFloat, x.shape());
+    Tensor& y = ctx.OutputUninitialized(0);
     const float* px = x.data<float>();
     float* py = y.data<float>();
     ParallelFor(ctx.threads(), x.size(), grain_, [&](int64_t s, int64_t e) { fn_(px + s, py + s, e - s, p); });
   }
 
  private:
-  // Clip 11+: the optional one-element input i, or `def` when it is omitted.
-  static float Bound(const KernelContext& ctx, int i, const char* name, float def) {
+  // Clip 11+: the optional input i is absent, or a one-element float32 tensor.
+  static void CheckBound(const PrepareContext& ctx, int i, const char* name) {
+    if (!ctx.has_input(i)) return;
+    const InputSpec& t = ctx.tensor_input(i);
+    if (t.dtype != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' (" + ctx.InputString(i) +
+                                 "): expected float32");
+    }
+    if (ShapeElementCount(t.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' must be a scalar, got " +
+                                 ctx.InputString(i));
+    }
+  }
+
+  // Clip 11+: the value of the optional input i (checked by CheckBound), or `def` when it is omitted.
+  static float Bound(const KernelContext& ctx, int i, float def) {
     const Tensor* t = ctx.input(i);
-    if (!t) return def;
-    if (t->dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' has type " +
-                                 std::string(DataTypeName(t->dtype())) + ", expected float32");
-    }
-    if (t->size() != 1) {
-      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' must be a scalar, got shape " +
-                                 ShapeToString(t->shape()));
-    }
-    return t->data<float>()[0];
+    return t ? t->data<float>()[0] : def;
   }
 
   UnaryFn fn_;
@@ -194,7 +209,7 @@ void AddUnary(KernelRegistry& r, const std::string& op, const std::string& lower
            .since = since,
            .until = until,
            .types = {{"T", {DataType::kFloat}}},
-           .create = [make, fns](const ir::Node& node) { return make(node, fns); },
+           .create = [make, fns](const ir::Node& node, const KernelOptions&) { return make(node, fns); },
            .isa = isa,
            .name = "cpu.f32_" + lower + "__" + impl + "." + std::to_string(since)});
   };

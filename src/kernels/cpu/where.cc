@@ -2,11 +2,14 @@
 // type, moved as storage words by element size. Rows where all three inputs are contiguous (the whole tensor
 // when the shapes are equal) go through a select microkernel: a blend of 4- and 8-byte elements in AVX-512 or
 // AVX2, plain loops otherwise; rows where the condition is broadcast copy or fill from one side; any other row
-// is a strided scalar loop.
+// is a strided scalar loop. Prepare checks the types, resolves the broadcast and coalesces it once per input
+// signature.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <optional>
 
 #include "core/parallel.h"
 #include "kernels/cpu/strided_copy.h"
@@ -110,30 +113,55 @@ constexpr SelectKernels kAvx2Select{{SelectScalar<uint8_t>, SelectScalar<uint16_
 constexpr SelectKernels kAvx512Select{
     {SelectScalar<uint8_t>, SelectScalar<uint16_t>, Select32Avx512, Select64Avx512}};
 
+// The prepared state of one signature: Y's element count and, unless all three inputs have Y's (then one select
+// over the whole tensor), the coalesced broadcast with its inner strides.
+struct WherePlan {
+  int64_t n = 0;
+  int elem = 0;
+  std::optional<ref::BroadcastPlan<3>> bcast;
+};
+
 class Where : public OpKernel {
  public:
   Where(const ir::Node&, const SelectKernels& select) : select_(select) {}
 
+  // condition must be bool and X, Y of one type; the three shapes must broadcast (InvalidArgumentError naming the
+  // node and the inputs otherwise).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& c = ctx.tensor_input(0);
+    const InputSpec& x = ctx.tensor_input(1);
+    const InputSpec& y = ctx.tensor_input(2);
+    if (c.dtype != DataType::kBool) {
+      throw InvalidArgumentError(ctx.Describe() + ": condition must be bool, got " + ctx.InputString(0));
+    }
+    if (x.dtype != y.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": X and Y have different types: " + ctx.InputString(1) + ", " +
+                                 ctx.InputString(2));
+    }
+    const Shape out_shape = ref::BroadcastShapes({c.shape, x.shape, y.shape}, ctx.Describe());
+    WherePlan p;
+    p.n = ShapeElementCount(out_shape);
+    p.elem = ElementBytes(x.dtype);
+    const bool same = ShapeElementCount(c.shape) == p.n && ShapeElementCount(x.shape) == p.n &&
+                      ShapeElementCount(y.shape) == p.n;
+    if (p.n > 0 && !same) p.bcast.emplace(std::array<const Shape*, 3>{&c.shape, &x.shape, &y.shape}, out_shape);
+    ctx.SetOutput(0, x.dtype, out_shape);
+    ctx.EmplaceState(std::move(p));
+  }
+
   void Compute(KernelContext& ctx) const override {
+    const WherePlan& p = ctx.state<WherePlan>();
     const Tensor& c = ctx.required_input(0);
     const Tensor& x = ctx.required_input(1);
     const Tensor& y = ctx.required_input(2);
-    if (c.dtype() != DataType::kBool) {
-      throw InvalidArgumentError(ctx.Describe() + ": condition must be bool, got " +
-                                 std::string(DataTypeName(c.dtype())));
-    }
-    if (x.dtype() != y.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": X and Y have different types " +
-                                 std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(y.dtype())));
-    }
-    Tensor& out = ctx.Output(0, x.dtype(), ref::BroadcastShapes({c.shape(), x.shape(), y.shape()}, ctx.Describe()));
-    const int64_t n = out.size();
+    Tensor& out = ctx.Output(0);
+    const int64_t n = p.n;
     if (n == 0) return;
-    const int elem = ElementBytes(x.dtype());
+    const int elem = p.elem;
     const SelectFn select = select_.For(elem);
     const int threads = CopyThreads(ctx.threads(), n * elem);
     const auto* pc = static_cast<const uint8_t*>(c.raw_data());
-    if (c.size() == n && x.size() == n && y.size() == n) {
+    if (!p.bcast) {
       const char* px = static_cast<const char*>(x.raw_data());
       const char* py = static_cast<const char*>(y.raw_data());
       char* po = static_cast<char*>(out.raw_data());
@@ -142,7 +170,7 @@ class Where : public OpKernel {
       });
       return;
     }
-    ref::BroadcastPlan<3> plan({&c.shape(), &x.shape(), &y.shape()}, out.shape());
+    const ref::BroadcastPlan<3>& plan = *p.bcast;
     const int64_t sc = plan.inner_stride(0), sx = plan.inner_stride(1), sy = plan.inner_stride(2);
     DispatchWord(elem, [&](auto tag) {
       using W = decltype(tag);
@@ -185,7 +213,9 @@ void RegisterWhereKernels(KernelRegistry& r) {
     r.Add({.op = "Where",
            .since = 9,
            .types = {{"B", {DataType::kBool}}, {"T", types}},
-           .create = [kp = &k](const ir::Node& n) { return std::make_unique<Where>(n, *kp); },
+           .create = [kp = &k](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<Where>(n, *kp);
+           },
            .isa = isa,
            .name = name});
   };
