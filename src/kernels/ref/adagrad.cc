@@ -3,6 +3,7 @@
 //   r = R / (1 + T * decay_factor);  g = norm_coefficient * X + G;  H_new = H + g^2;
 //   X_new = X - r * g / (sqrt(H_new) + epsilon).
 #include <cmath>
+#include <string>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -19,17 +20,21 @@ class Adagrad : public OpKernel {
         epsilon_(node.GetFloat("epsilon", 0.0f)),
         norm_(node.GetFloat("norm_coefficient", 0.0f)) {}
 
+  // R, T and the groups X, G, H checked; X_new and H_new have X's shape and type.
+  void Prepare(PrepareContext& ctx) const override { PrepareOptimizer(ctx, 3); }
+
   void Compute(KernelContext& ctx) const override {
-    const OptimizerArgs a = ReadOptimizerArgs(ctx, 3);
-    const double r = a.r / (1.0 + static_cast<double>(a.t) * decay_);
-    const int n = static_cast<int>(a.n);
+    const double rate = ReadRate(ctx.required_input(0));
+    const int64_t t = ctx.required_input(1).data<int64_t>()[0];
+    const double r = rate / (1.0 + static_cast<double>(t) * decay_);
+    const int n = (ctx.input_count() - 2) / 3;
     for (int i = 0; i < n; ++i) {
       const Tensor& x = ctx.required_input(2 + i);
       const Tensor& g = ctx.required_input(2 + n + i);
       const Tensor& h = ctx.required_input(2 + 2 * n + i);
-      Tensor& x_new = ctx.Output(i, x.dtype(), x.shape());
-      Tensor& h_new = ctx.Output(n + i, x.dtype(), x.shape());
-      Dispatch(TypeList<float, double>{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+      Tensor& x_new = ctx.Output(i);
+      Tensor& h_new = ctx.Output(n + i);
+      Dispatch(TypeList<float, double>{}, x.dtype(), ctx, [&](auto tag) {
         using T = decltype(tag);
         for (int64_t k = 0; k < x.size(); ++k) {
           const double gr = norm_ * x.data<T>()[k] + g.data<T>()[k];

@@ -4,6 +4,7 @@
 //   r = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R;
 //   X_new = (1 - norm_coefficient_post) * (X - r * V_new / (sqrt(H_new) + epsilon)).
 #include <cmath>
+#include <string>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -22,23 +23,27 @@ class Adam : public OpKernel {
         norm_(node.GetFloat("norm_coefficient", 0.0f)),
         norm_post_(node.GetFloat("norm_coefficient_post", 0.0f)) {}
 
+  // R, T and the groups X, G, V, H checked; X_new, V_new and H_new have X's shape and type.
+  void Prepare(PrepareContext& ctx) const override { PrepareOptimizer(ctx, 4); }
+
   void Compute(KernelContext& ctx) const override {
-    const OptimizerArgs a = ReadOptimizerArgs(ctx, 4);
-    double r = a.r;
-    if (a.t > 0) {
-      const double t = static_cast<double>(a.t);
-      r = a.r * std::sqrt(1.0 - std::pow(beta_, t)) / (1.0 - std::pow(alpha_, t));
+    const double rate = ReadRate(ctx.required_input(0));
+    const int64_t step = ctx.required_input(1).data<int64_t>()[0];
+    double r = rate;
+    if (step > 0) {
+      const double t = static_cast<double>(step);
+      r = rate * std::sqrt(1.0 - std::pow(beta_, t)) / (1.0 - std::pow(alpha_, t));
     }
-    const int n = static_cast<int>(a.n);
+    const int n = (ctx.input_count() - 2) / 4;
     for (int i = 0; i < n; ++i) {
       const Tensor& x = ctx.required_input(2 + i);
       const Tensor& g = ctx.required_input(2 + n + i);
       const Tensor& v = ctx.required_input(2 + 2 * n + i);
       const Tensor& h = ctx.required_input(2 + 3 * n + i);
-      Tensor& x_new = ctx.Output(i, x.dtype(), x.shape());
-      Tensor& v_new = ctx.Output(n + i, x.dtype(), x.shape());
-      Tensor& h_new = ctx.Output(2 * n + i, x.dtype(), x.shape());
-      Dispatch(TypeList<float, double>{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+      Tensor& x_new = ctx.Output(i);
+      Tensor& v_new = ctx.Output(n + i);
+      Tensor& h_new = ctx.Output(2 * n + i);
+      Dispatch(TypeList<float, double>{}, x.dtype(), ctx, [&](auto tag) {
         using T = decltype(tag);
         for (int64_t k = 0; k < x.size(); ++k) {
           const double gr = norm_ * x.data<T>()[k] + g.data<T>()[k];

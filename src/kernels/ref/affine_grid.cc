@@ -2,6 +2,10 @@
 // (N, C, H, W) gives grid [N, H, W, 2]; theta [N, 3, 4] with size (N, C, D, H, W) gives [N, D, H, W, 3]. Each
 // point is theta @ (x, y, [z,] 1) over the normalized base coordinates of W, H (and D): with align_corners,
 // -1 + 2i/(s-1) (just -1 when s = 1); without, -1 + (2i+1)/s.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -10,47 +14,92 @@
 namespace ferry::ref {
 namespace {
 
+// What the size values give: the grid's shape and the base coordinates per spatial dim.
+struct GridPlan {
+  int64_t n = 0, r = 0, points = 1;  // r: spatial rank, 2 or 3
+  Shape out_shape;
+  std::vector<std::vector<double>> base;  // per spatial dim, outermost (D or H) first
+};
+
+// Checks size (its values) against theta's shape and plans the grid; throws InvalidArgumentError naming what().
+template <typename What>
+GridPlan PlanGrid(const std::vector<int64_t>& size, const Shape& theta, bool align_corners, const What& what) {
+  if (size.size() != 4 && size.size() != 5) {
+    throw InvalidArgumentError(what() + ": input 'size' must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values, got " +
+                               std::to_string(size.size()));
+  }
+  GridPlan p;
+  p.r = static_cast<int64_t>(size.size()) - 2;
+  p.n = size[0];
+  const int64_t r = p.r;
+  if (theta.size() != 3 || theta[0] != p.n || theta[1] != r || theta[2] != r + 1) {
+    throw InvalidArgumentError(what() + ": input 'theta' must have shape [" + std::to_string(p.n) + ", " +
+                               std::to_string(r) + ", " + std::to_string(r + 1) + "] for size " + ShapeToString(size) +
+                               ", got " + ShapeToString(theta));
+  }
+  p.out_shape = {p.n};
+  for (int64_t i = 2; i < 2 + r; ++i) {
+    if (size[static_cast<size_t>(i)] < 0) throw InvalidArgumentError(what() + ": input 'size' has a negative value");
+    p.out_shape.push_back(size[static_cast<size_t>(i)]);
+    p.points *= size[static_cast<size_t>(i)];
+  }
+  p.out_shape.push_back(r);
+  if (ShapeElementCount(p.out_shape) == 0) return p;
+  p.base.resize(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) {
+    const int64_t s = size[static_cast<size_t>(2 + i)];
+    for (int64_t k = 0; k < s; ++k) {
+      const double sd = static_cast<double>(s), kd = static_cast<double>(k);
+      p.base[static_cast<size_t>(i)].push_back(align_corners ? (s > 1 ? -1 + 2 * kd / (sd - 1) : -1.0)
+                                                             : -1 + (2 * kd + 1) / sd);
+    }
+  }
+  return p;
+}
+
 class AffineGrid : public OpKernel {
  public:
   explicit AffineGrid(const ir::Node& node) : align_corners_(node.GetInt("align_corners", 0) != 0) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const std::string what = ctx.Describe();
-    const Tensor& theta = ctx.required_input(0);
-    const std::vector<int64_t> size = ReadInt64s(ctx.required_input(1), what + ": input 'size'");
-    if (size.size() != 4 && size.size() != 5) {
-      throw InvalidArgumentError(what + ": input 'size' must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values, got " +
-                                 std::to_string(size.size()));
+  // With a known size the grid is planned here (every check of size and theta); otherwise the output is dynamic
+  // and Compute plans it from the size values.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& theta = ctx.tensor_input(0);
+    const InputSpec& size_spec = ctx.tensor_input(1);
+    if (size_spec.dtype != DataType::kInt64 && size_spec.dtype != DataType::kInt32) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'size': expected an int32 or int64 tensor, got " +
+                                 std::string(DataTypeName(size_spec.dtype)));
     }
-    const int64_t r = static_cast<int64_t>(size.size()) - 2;  // spatial rank: 2 or 3
-    const int64_t n = size[0];
-    if (theta.rank() != 3 || theta.dim(0) != n || theta.dim(1) != r || theta.dim(2) != r + 1) {
-      throw InvalidArgumentError(what + ": input 'theta' must have shape [" + std::to_string(n) + ", " +
-                                 std::to_string(r) + ", " + std::to_string(r + 1) + "] for size " +
-                                 ShapeToString(size) + ", got " + ShapeToString(theta.shape()));
+    const int64_t count = ShapeElementCount(size_spec.shape);
+    if (count != 4 && count != 5) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'size' must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) " +
+                                 "values, got " + std::to_string(count));
     }
-    Shape out_shape = {n};
-    int64_t points = 1;
-    for (int64_t i = 2; i < 2 + r; ++i) {
-      if (size[static_cast<size_t>(i)] < 0) throw InvalidArgumentError(what + ": input 'size' has a negative value");
-      out_shape.push_back(size[static_cast<size_t>(i)]);
-      points *= size[static_cast<size_t>(i)];
+    const Tensor* size = ctx.constant(1);
+    if (!size) {
+      ctx.SetOutputDynamic(0);
+      return;
     }
-    out_shape.push_back(r);
-    Tensor& grid = ctx.Output(0, theta.dtype(), out_shape);
-    if (grid.size() == 0) return;
+    const GridPlan& p = ctx.EmplaceState(
+        PlanGrid(ReadInt64s(*size, {}), theta.shape, align_corners_, [&] { return ctx.Describe(); }));
+    ctx.SetOutput(0, theta.dtype, p.out_shape);
+  }
 
-    // Base coordinates per spatial dim, outermost (D or H) first.
-    std::vector<std::vector<double>> base(static_cast<size_t>(r));
-    for (int64_t i = 0; i < r; ++i) {
-      const int64_t s = size[static_cast<size_t>(2 + i)];
-      for (int64_t k = 0; k < s; ++k) {
-        const double sd = static_cast<double>(s), kd = static_cast<double>(k);
-        base[static_cast<size_t>(i)].push_back(align_corners_ ? (s > 1 ? -1 + 2 * kd / (sd - 1) : -1.0)
-                                                              : -1 + (2 * kd + 1) / sd);
-      }
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& theta = ctx.required_input(0);
+    GridPlan planned;
+    const GridPlan* pp = ctx.state_if_any<GridPlan>();
+    if (!pp) {
+      // The size is run-time data: its errors name the node.
+      planned = PlanGrid(ReadInt64s(ctx.required_input(1), {}), theta.shape(), align_corners_,
+                         [&] { return ctx.Describe(); });
+      pp = &planned;
     }
-    Dispatch(FloatTypes{}, theta.dtype(), what, [&](auto tag) {
+    const int64_t r = pp->r, n = pp->n, points = pp->points;
+    Tensor& grid = ctx.Output(0, theta.dtype(), pp->out_shape);
+    if (grid.size() == 0) return;
+    const auto& base = pp->base;
+    Dispatch(FloatTypes{}, theta.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* th = theta.data<T>();
       T* out = grid.data<T>();

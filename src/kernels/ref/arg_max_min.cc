@@ -29,31 +29,41 @@ class ArgExtremum : public OpKernel {
         keepdims_(node.GetInt("keepdims", 1) != 0),
         select_last_(node.GetInt("select_last_index", 0) != 0) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    const int64_t rank = x.rank();
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    const int64_t n = rank ? x.dim(axis) : 1;
+  // The reduced axis and its loop bounds; an empty axis (with a non-empty output) is an error.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    Plan p;
+    p.axis = NormalizeAxis(axis_, rank, ctx.Describe());
+    p.n = rank ? x.shape[static_cast<size_t>(p.axis)] : 1;
     Shape out_shape;
-    int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) outer *= x.dim(d);
-      if (d > axis) inner *= x.dim(d);
-      if (d != axis) {
-        out_shape.push_back(x.dim(d));
+      const int64_t dim = x.shape[static_cast<size_t>(d)];
+      if (d < p.axis) p.outer *= dim;
+      if (d > p.axis) p.inner *= dim;
+      if (d != p.axis) {
+        out_shape.push_back(dim);
       } else if (keepdims_) {
         out_shape.push_back(1);
       }
     }
-    Tensor& y = ctx.Output(0, DataType::kInt64, out_shape);
-    if (y.size() == 0) return;
-    if (n == 0) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'data' has shape " + ShapeToString(x.shape()) +
+    if (ShapeElementCount(out_shape) != 0 && p.n == 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'data' has shape " + ShapeToString(x.shape) +
                                  "; cannot take the arg " + (kMax ? "max" : "min") + " of an empty axis " +
-                                 std::to_string(axis));
+                                 std::to_string(p.axis));
     }
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, DataType::kInt64, std::move(out_shape));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Plan& p = ctx.state<Plan>();
+    const int64_t n = p.n, outer = p.outer, inner = p.inner;
+    Tensor& y = ctx.Output(0);
+    if (y.size() == 0) return;
     int64_t* out = y.data<int64_t>();
-    Dispatch(NumericTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();
@@ -83,6 +93,10 @@ class ArgExtremum : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t axis = 0, n = 1, outer = 1, inner = 1;
+  };
+
   int64_t axis_;
   bool keepdims_;
   bool select_last_;

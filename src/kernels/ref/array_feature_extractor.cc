@@ -12,12 +12,22 @@ namespace {
 class ArrayFeatureExtractor : public OpKernel {
  public:
   explicit ArrayFeatureExtractor(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& idx = ctx.tensor_input(1);
+    if (idx.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(ctx.Describe() + ": indices must be int64, got " + ctx.InputString(1));
+    }
+    if (x.shape.empty()) {
+      throw InvalidArgumentError(ctx.Describe() + ": X must have rank >= 1, got " + ctx.InputString(0));
+    }
+    Shape ys = x.shape.size() == 1 ? Shape{1} : Shape(x.shape.begin(), x.shape.end() - 1);
+    ys.push_back(ShapeElementCount(idx.shape));
+    ctx.SetOutput(0, x.dtype, std::move(ys));
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& idx_t = ctx.required_input(1);
-    if (idx_t.dtype() != DataType::kInt64)
-      throw InvalidArgumentError(ctx.Describe() + ": indices must be int64");
-    if (x.rank() < 1) throw InvalidArgumentError(ctx.Describe() + ": X must have rank >= 1");
     const int64_t n = x.dim(x.rank() - 1);
     const int64_t k = idx_t.size();
     const int64_t* idx = idx_t.data<int64_t>();
@@ -25,9 +35,7 @@ class ArrayFeatureExtractor : public OpKernel {
       if (idx[j] < 0 || idx[j] >= n)
         throw InvalidArgumentError(ctx.Describe() + ": index " + std::to_string(idx[j]) + " is out of range [0, " +
                                    std::to_string(n) + ")");
-    Shape ys = x.rank() == 1 ? Shape{1} : Shape(x.shape().begin(), x.shape().end() - 1);
-    ys.push_back(k);
-    Tensor& y = ctx.Output(0, x.dtype(), ys);
+    Tensor& y = ctx.Output(0);
     const int64_t rows = n == 0 ? 0 : x.size() / n;
     if (x.dtype() == DataType::kString) {
       for (int64_t r = 0; r < rows; ++r)

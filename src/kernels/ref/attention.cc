@@ -11,14 +11,15 @@
 // 3 = p. Statistics and softmax run in float (double for double inputs), whatever softmax_precision says.
 // The spec describes bool and float masks only, though U allows the integer types; an integer mask is additive
 // like a float one (its values converted to float), as the ONNX reference computes it (attn_bias + attn_mask).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
-#include "kernels/ref/normalization_util.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -31,24 +32,32 @@ struct HeadView {
   int64_t At(int64_t b, int64_t h, int64_t s) const { return b * sb + h * sh + s * ss; }
 };
 
-HeadView MakeView(const Tensor& t, int64_t heads_attr, const std::string& what, const char* name) {
+HeadView MakeView(const Shape& t, int64_t heads_attr, const std::string& what, const char* name) {
   HeadView v;
-  if (t.rank() == 4) {
-    v.batch = t.dim(0), v.heads = t.dim(1), v.seq = t.dim(2), v.dim = t.dim(3);
+  if (t.size() == 4) {
+    v.batch = t[0], v.heads = t[1], v.seq = t[2], v.dim = t[3];
     v.ss = v.dim, v.sh = v.seq * v.dim, v.sb = v.heads * v.sh;
-  } else if (t.rank() == 3) {
-    if (heads_attr <= 0 || t.dim(2) % heads_attr != 0) {
-      throw InvalidArgumentError(what + ": 3-D input '" + name + "' of shape " + ShapeToString(t.shape()) +
+  } else if (t.size() == 3) {
+    if (heads_attr <= 0 || t[2] % heads_attr != 0) {
+      throw InvalidArgumentError(what + ": 3-D input '" + name + "' of shape " + ShapeToString(t) +
                                  " needs a positive head count dividing its last dim (q_num_heads/kv_num_heads = " +
                                  std::to_string(heads_attr) + ")");
     }
-    v.batch = t.dim(0), v.seq = t.dim(1), v.heads = heads_attr, v.dim = t.dim(2) / heads_attr;
-    v.sh = v.dim, v.ss = t.dim(2), v.sb = v.seq * v.ss;
+    v.batch = t[0], v.seq = t[1], v.heads = heads_attr, v.dim = t[2] / heads_attr;
+    v.sh = v.dim, v.ss = t[2], v.sb = v.seq * v.ss;
   } else {
-    throw InvalidArgumentError(what + ": input '" + name + "' must be 3-D or 4-D, got " + ShapeToString(t.shape()));
+    throw InvalidArgumentError(what + ": input '" + name + "' must be 3-D or 4-D, got " + ShapeToString(t));
   }
   return v;
 }
+
+// The geometry Prepare resolves: views of Q, K, V and Y, the past and total key lengths, and the mask's
+// broadcast strides over [B, Hq, Sq, M].
+struct AttentionPlan {
+  HeadView q, k, v, y;
+  int64_t spast = 0, total = 0;
+  int64_t mb = 0, mh = 0, mq = 0, mlen = 0;
+};
 
 class Attention : public OpKernel {
  public:
@@ -65,8 +74,101 @@ class Attention : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  // Every check of Q, K, V, the past, nonpad_kv_seqlen and the mask's shape; the outputs' shapes.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
+    const InputSpec& q = ctx.tensor_input(0);
+    const InputSpec& k = ctx.tensor_input(1);
+    const InputSpec& v = ctx.tensor_input(2);
+    const InputSpec& mask = ctx.input(3);
+    const InputSpec& past_k = ctx.input(4);
+    const InputSpec& past_v = ctx.input(5);
+    const InputSpec& nonpad = ctx.input(6);
+    for (int i = 3; i <= 6; ++i) {
+      if (ctx.has_input(i)) ctx.tensor_input(i);
+    }
+    if (q.shape.size() != k.shape.size() || q.shape.size() != v.shape.size()) {
+      throw InvalidArgumentError(what + ": Q, K and V must have the same rank, got " + ShapeToString(q.shape) + ", " +
+                                 ShapeToString(k.shape) + ", " + ShapeToString(v.shape));
+    }
+    if (k.dtype != q.dtype || v.dtype != q.dtype) {
+      throw UnsupportedError(what + ": Q, K and V of different element types are not supported (" +
+                             ctx.InputString(0) + ", " + ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    AttentionPlan p;
+    p.q = MakeView(q.shape, q_heads_, what, "Q");
+    p.k = MakeView(k.shape, kv_heads_, what, "K");
+    p.v = MakeView(v.shape, kv_heads_, what, "V");
+    const int64_t B = p.q.batch, Hq = p.q.heads, Sq = p.q.seq, D = p.q.dim, Hkv = p.k.heads, Dv = p.v.dim;
+    if (p.k.batch != B || p.v.batch != B || p.v.heads != Hkv || p.v.seq != p.k.seq || p.k.dim != D) {
+      throw InvalidArgumentError(what + ": inconsistent Q/K/V shapes " + ShapeToString(q.shape) + ", " +
+                                 ShapeToString(k.shape) + ", " + ShapeToString(v.shape));
+    }
+    if (Hkv <= 0 || Hq % Hkv != 0) {
+      throw InvalidArgumentError(what + ": q heads (" + std::to_string(Hq) + ") must be a multiple of kv heads (" +
+                                 std::to_string(Hkv) + ")");
+    }
+    if (past_k.is_tensor() != past_v.is_tensor()) {
+      throw InvalidArgumentError(what + ": past_key and past_value must be given together");
+    }
+    if (past_k.is_tensor()) {
+      const Shape& pk = past_k.shape;
+      const Shape& pv = past_v.shape;
+      if (pk.size() != 4 || pv.size() != 4 || pk[0] != B || pk[1] != Hkv || pk[3] != D || pv[0] != B ||
+          pv[1] != Hkv || pv[2] != pk[2] || pv[3] != Dv || past_k.dtype != q.dtype || past_v.dtype != q.dtype) {
+        throw InvalidArgumentError(what + ": past_key/past_value must be [B, kv_heads, past, head_size] of Q's type, " +
+                                   "got " + ShapeToString(pk) + " and " + ShapeToString(pv));
+      }
+      p.spast = pk[2];
+    }
+    p.total = p.spast + p.k.seq;  // total key/value length
+    const int64_t S = p.total;
+    if (nonpad.is_tensor()) {
+      if (nonpad.dtype != DataType::kInt64 && nonpad.dtype != DataType::kInt32) {
+        throw InvalidArgumentError(what + " input 'nonpad_kv_seqlen': expected an int32 or int64 tensor, got " +
+                                   std::string(DataTypeName(nonpad.dtype)));
+      }
+      if (ShapeElementCount(nonpad.shape) != B) {
+        throw InvalidArgumentError(what + ": nonpad_kv_seqlen must have B = " + std::to_string(B) + " elements, got " +
+                                   std::to_string(ShapeElementCount(nonpad.shape)));
+      }
+    }
+    if (mask.is_tensor()) {
+      const Shape& ms = mask.shape;
+      if (ms.size() < 2 || ms.size() > 4) {
+        throw InvalidArgumentError(what + ": attn_mask must have rank 2 to 4, got " + ShapeToString(ms));
+      }
+      const int64_t r = static_cast<int64_t>(ms.size());
+      p.mlen = ms[static_cast<size_t>(r - 1)];
+      if (p.mlen > S) {
+        throw InvalidArgumentError(what + ": attn_mask's last dim " + std::to_string(p.mlen) +
+                                   " exceeds the total key length " + std::to_string(S));
+      }
+      const int64_t want[4] = {B, Hq, Sq, p.mlen};
+      const std::vector<int64_t> st = Strides(ms);
+      int64_t* out_st[4] = {&p.mb, &p.mh, &p.mq, nullptr};
+      for (int64_t i = 0; i < r; ++i) {
+        const int64_t axis = 4 - r + i;
+        const int64_t d = ms[static_cast<size_t>(i)];
+        if (d != want[axis] && d != 1) {
+          throw InvalidArgumentError(what + ": attn_mask of shape " + ShapeToString(ms) +
+                                     " does not broadcast to [B, q_heads, q_seq, kv] = [" + std::to_string(B) + "," +
+                                     std::to_string(Hq) + "," + std::to_string(Sq) + "," +
+                                     std::to_string(p.mlen) + "]");
+        }
+        if (axis < 3) *out_st[axis] = d == 1 ? 0 : st[static_cast<size_t>(i)];
+      }
+    }
+    const Shape y_shape = q.shape.size() == 3 ? Shape{B, Sq, Hq * Dv} : Shape{B, Hq, Sq, Dv};
+    p.y = MakeView(y_shape, Hq, what, "Y");
+    ctx.SetOutput(0, q.dtype, y_shape);
+    if (ctx.output_requested(1)) ctx.SetOutput(1, q.dtype, {B, Hkv, S, D});
+    if (ctx.output_requested(2)) ctx.SetOutput(2, q.dtype, {B, Hkv, S, Dv});
+    if (ctx.output_requested(3)) ctx.SetOutput(3, q.dtype, {B, Hq, Sq, S});
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
@@ -74,73 +176,15 @@ class Attention : public OpKernel {
     const Tensor* past_k = ctx.input(4);
     const Tensor* past_v = ctx.input(5);
     const Tensor* nonpad = ctx.input(6);
-    if (q.rank() != k.rank() || q.rank() != v.rank()) {
-      throw InvalidArgumentError(what + ": Q, K and V must have the same rank, got " + ShapeToString(q.shape()) +
-                                 ", " + ShapeToString(k.shape()) + ", " + ShapeToString(v.shape()));
-    }
-    if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
-      throw UnsupportedError(what + ": Q, K and V of different element types are not supported");
-    }
-    const HeadView qv = MakeView(q, q_heads_, what, "Q");
-    const HeadView kv = MakeView(k, kv_heads_, what, "K");
-    const HeadView vv = MakeView(v, kv_heads_, what, "V");
+    const AttentionPlan& plan = ctx.state<AttentionPlan>();
+    const HeadView &qv = plan.q, &kv = plan.k, &vv = plan.v, &yv = plan.y;
     const int64_t B = qv.batch, Hq = qv.heads, Sq = qv.seq, D = qv.dim, Hkv = kv.heads, Dv = vv.dim;
-    if (kv.batch != B || vv.batch != B || vv.heads != Hkv || vv.seq != kv.seq || kv.dim != D) {
-      throw InvalidArgumentError(what + ": inconsistent Q/K/V shapes " + ShapeToString(q.shape()) + ", " +
-                                 ShapeToString(k.shape()) + ", " + ShapeToString(v.shape()));
-    }
-    if (Hkv <= 0 || Hq % Hkv != 0) {
-      throw InvalidArgumentError(what + ": q heads (" + std::to_string(Hq) + ") must be a multiple of kv heads (" +
-                                 std::to_string(Hkv) + ")");
-    }
-    if ((past_k == nullptr) != (past_v == nullptr)) {
-      throw InvalidArgumentError(what + ": past_key and past_value must be given together");
-    }
-    int64_t Spast = 0;
-    if (past_k) {
-      if (past_k->rank() != 4 || past_v->rank() != 4 || past_k->dim(0) != B || past_k->dim(1) != Hkv ||
-          past_k->dim(3) != D || past_v->dim(0) != B || past_v->dim(1) != Hkv || past_v->dim(2) != past_k->dim(2) ||
-          past_v->dim(3) != Dv || past_k->dtype() != q.dtype() || past_v->dtype() != q.dtype()) {
-        throw InvalidArgumentError(what + ": past_key/past_value must be [B, kv_heads, past, head_size] of Q's type, got " +
-                                   ShapeToString(past_k->shape()) + " and " + ShapeToString(past_v->shape()));
-      }
-      Spast = past_k->dim(2);
-    }
-    const int64_t S = Spast + kv.seq;  // total key/value length
-    std::vector<int64_t> valid_len;
-    if (nonpad) {
-      valid_len = ReadInt64s(*nonpad, what + " input 'nonpad_kv_seqlen'");
-      if (static_cast<int64_t>(valid_len.size()) != B) {
-        throw InvalidArgumentError(what + ": nonpad_kv_seqlen must have B = " + std::to_string(B) + " elements, got " +
-                                   std::to_string(valid_len.size()));
-      }
-    }
-    // Mask as additive float bias, with broadcast strides over [B, Hq, Sq, M].
+    const int64_t Spast = plan.spast, S = plan.total;
+    const int64_t mb = plan.mb, mh = plan.mh, mq = plan.mq, mlen = plan.mlen;
+    const std::vector<int64_t> valid_len = nonpad ? ReadInt64s(*nonpad, {}) : std::vector<int64_t>();
+    // Mask as additive float bias.
     std::vector<float> mask_bias;
-    int64_t mb = 0, mh = 0, mq = 0, mlen = 0;
     if (mask) {
-      if (mask->rank() < 2 || mask->rank() > 4) {
-        throw InvalidArgumentError(what + ": attn_mask must have rank 2 to 4, got " + ShapeToString(mask->shape()));
-      }
-      const int64_t r = mask->rank();
-      mlen = mask->dim(r - 1);
-      if (mlen > S) {
-        throw InvalidArgumentError(what + ": attn_mask's last dim " + std::to_string(mlen) +
-                                   " exceeds the total key length " + std::to_string(S));
-      }
-      const int64_t want[4] = {B, Hq, Sq, mlen};
-      const std::vector<int64_t> st = Strides(mask->shape());
-      int64_t* out_st[4] = {&mb, &mh, &mq, nullptr};
-      for (int64_t i = 0; i < r; ++i) {
-        const int64_t axis = 4 - r + i;
-        const int64_t d = mask->dim(i);
-        if (d != want[axis] && d != 1) {
-          throw InvalidArgumentError(what + ": attn_mask of shape " + ShapeToString(mask->shape()) +
-                                     " does not broadcast to [B, q_heads, q_seq, kv] = [" + std::to_string(B) + "," +
-                                     std::to_string(Hq) + "," + std::to_string(Sq) + "," + std::to_string(mlen) + "]");
-        }
-        if (axis < 3) *out_st[axis] = d == 1 ? 0 : st[static_cast<size_t>(i)];
-      }
       if (mask->dtype() == DataType::kBool) {
         const bool* p = mask->data<bool>();
         mask_bias.resize(static_cast<size_t>(mask->size()));
@@ -149,10 +193,17 @@ class Attention : public OpKernel {
         }
       } else if (mask->dtype() == DataType::kFloat || mask->dtype() == DataType::kDouble ||
                  mask->dtype() == DataType::kFloat16 || mask->dtype() == DataType::kBFloat16) {
-        mask_bias = ReadFloats<float>(*mask, what);
+        mask_bias.resize(static_cast<size_t>(mask->size()));
+        Dispatch(FloatTypes{}, mask->dtype(), ctx, [&](auto tag) {
+          using M = decltype(tag);
+          const M* p = mask->data<M>();
+          for (int64_t i = 0; i < mask->size(); ++i) {
+            mask_bias[static_cast<size_t>(i)] = static_cast<float>(static_cast<Acc<M>>(p[i]));
+          }
+        });
       } else {
         mask_bias.resize(static_cast<size_t>(mask->size()));
-        Dispatch(IntTypes{}, mask->dtype(), what + " input 'attn_mask'", [&](auto tag) {
+        Dispatch(IntTypes{}, mask->dtype(), ctx, [&](auto tag) {
           using M = decltype(tag);
           const M* p = mask->data<M>();
           for (int64_t i = 0; i < mask->size(); ++i) mask_bias[static_cast<size_t>(i)] = static_cast<float>(p[i]);
@@ -160,14 +211,12 @@ class Attention : public OpKernel {
       }
     }
 
-    const bool three_d = q.rank() == 3;
-    Tensor& y = ctx.Output(0, q.dtype(), three_d ? Shape{B, Sq, Hq * Dv} : Shape{B, Hq, Sq, Dv});
-    const HeadView yv = MakeView(y, Hq, what, "Y");
-    Tensor* present_k = ctx.output_requested(1) ? &ctx.Output(1, q.dtype(), {B, Hkv, S, D}) : nullptr;
-    Tensor* present_v = ctx.output_requested(2) ? &ctx.Output(2, q.dtype(), {B, Hkv, S, Dv}) : nullptr;
-    Tensor* qk_out = ctx.output_requested(3) ? &ctx.Output(3, q.dtype(), {B, Hq, Sq, S}) : nullptr;
+    Tensor& y = ctx.Output(0);
+    Tensor* present_k = ctx.output_requested(1) ? &ctx.Output(1) : nullptr;
+    Tensor* present_v = ctx.output_requested(2) ? &ctx.Output(2) : nullptr;
+    Tensor* qk_out = ctx.output_requested(3) ? &ctx.Output(3) : nullptr;
 
-    Dispatch(FloatTypes{}, q.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, q.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
       // Contiguous [B, Hkv, S, D] copies of past + new keys/values (also the present outputs).

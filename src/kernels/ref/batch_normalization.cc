@@ -6,6 +6,7 @@
 // running_mean = mean * momentum + batch_mean * (1 - momentum) (and likewise the variance, population form);
 // opsets < 14 additionally return the batch mean and variance as saved_mean / saved_var.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
@@ -31,38 +32,68 @@ class BatchNormalization : public OpKernel {
     }
   }
 
+  // Every check of X and the parameters; the parameter layout (per channel, or legacy per channel and position).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    for (int i = 2; i <= 4; ++i) ctx.tensor_input(i);
+    if (x.shape.empty()) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got " + ctx.InputString(0));
+    }
+    Plan p;
+    p.batch = x.shape[0];
+    p.channels = x.shape.size() > 1 ? x.shape[1] : 1;
+    for (size_t d = 2; d < x.shape.size(); ++d) p.spatial *= x.shape[d];
+    // Parameters are per channel, or (legacy spatial=0) per channel and position.
+    p.psize = ShapeElementCount(scale.shape);
+    p.per_position = p.psize != p.channels && p.psize == p.channels * p.spatial;
+    if (p.psize != p.channels && !p.per_position) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'scale' has " + std::to_string(p.psize) +
+                                 " elements, expected C = " + std::to_string(p.channels) + " (" + ctx.InputString(1) +
+                                 ")");
+    }
+    for (int i = 2; i <= 4; ++i) {
+      const int64_t size = ShapeElementCount(ctx.input(i).shape);
+      if (size != p.psize) {
+        throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale', 'B', 'mean' and 'var' must have the same " +
+                                   "size, got " + std::to_string(p.psize) + " and " + std::to_string(size) + " (" +
+                                   ctx.InputString(i) + ")");
+      }
+    }
+    for (int i = 0; i <= 4; ++i) {
+      const DataType t = ctx.input(i).dtype;
+      if (t != DataType::kFloat && t != DataType::kDouble && t != DataType::kFloat16 && t != DataType::kBFloat16) {
+        throw UnsupportedError(ctx.Describe() + ": data type " + std::string(DataTypeName(t)) + " is not supported");
+      }
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (training_) {
+      // Running statistics (1, 2) and saved batch statistics (3, 4), shaped like the incoming mean (3) / var (4).
+      for (int i = 1; i <= 4; ++i) {
+        const InputSpec& like = ctx.input(i % 2 ? 3 : 4);
+        if (ctx.output_requested(i)) ctx.SetOutput(i, like.dtype, like.shape);
+      }
+    }
+    ctx.EmplaceState(p);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor& bias = ctx.required_input(2);
     const Tensor& mean_in = ctx.required_input(3);
     const Tensor& var_in = ctx.required_input(4);
-    if (x.rank() < 1) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1");
-    const int64_t batch = x.dim(0);
-    const int64_t channels = x.rank() > 1 ? x.dim(1) : 1;
-    int64_t spatial = 1;
-    for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.dim(d);
-    // Parameters are per channel, or (legacy spatial=0) per channel and position.
-    const int64_t psize = scale.size();
-    const bool per_position = psize != channels && psize == channels * spatial;
-    if (psize != channels && !per_position) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'scale' has " + std::to_string(psize) +
-                                 " elements, expected C = " + std::to_string(channels));
-    }
-    for (const Tensor* p : {&bias, &mean_in, &var_in}) {
-      if (p->size() != psize) {
-        throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale', 'B', 'mean' and 'var' must have the same " +
-                                   "size, got " + std::to_string(psize) + " and " + std::to_string(p->size()));
-      }
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    const Plan& plan = ctx.state<Plan>();
+    const int64_t batch = plan.batch, channels = plan.channels, spatial = plan.spatial, psize = plan.psize;
+    const bool per_position = plan.per_position;
+    Tensor& y = ctx.Output(0);
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      std::vector<A> s = ReadFloats<A>(scale, ctx.Describe());
-      std::vector<A> b = ReadFloats<A>(bias, ctx.Describe());
-      std::vector<A> mean = ReadFloats<A>(mean_in, ctx.Describe());
-      std::vector<A> var = ReadFloats<A>(var_in, ctx.Describe());
+      std::vector<A> s = ReadFloats<A>(scale, ctx);
+      std::vector<A> b = ReadFloats<A>(bias, ctx);
+      std::vector<A> mean = ReadFloats<A>(mean_in, ctx);
+      std::vector<A> var = ReadFloats<A>(var_in, ctx);
       const T* in = x.data<T>();
       // Each parameter index p covers `run` contiguous elements per (batch, channel) block.
       const int64_t run = per_position ? 1 : spatial;
@@ -116,23 +147,28 @@ class BatchNormalization : public OpKernel {
       if (!training_) return;
       // Running statistics (outputs 1, 2) in the dtype of the incoming mean/var; saved batch stats (3, 4).
       const A mom = static_cast<A>(momentum_);
-      auto write = [&](int i, const Tensor& like, auto&& value) {
+      auto write = [&](int i, auto&& value) {
         if (!ctx.output_requested(i)) return;
-        Tensor& t = ctx.Output(i, like.dtype(), like.shape());
-        Dispatch(FloatTypes{}, t.dtype(), ctx.Describe(), [&](auto otag) {
+        Tensor& t = ctx.Output(i);
+        Dispatch(FloatTypes{}, t.dtype(), ctx, [&](auto otag) {
           using O = decltype(otag);
           O* p = t.data<O>();
           for (int64_t k = 0; k < psize; ++k) p[k] = O(static_cast<Acc<O>>(value(static_cast<size_t>(k))));
         });
       };
-      write(1, mean_in, [&](size_t k) { return mean[k] * mom + batch_mean[k] * (A(1) - mom); });
-      write(2, var_in, [&](size_t k) { return var[k] * mom + batch_var[k] * (A(1) - mom); });
-      write(3, mean_in, [&](size_t k) { return batch_mean[k]; });
-      write(4, var_in, [&](size_t k) { return batch_var[k]; });
+      write(1, [&](size_t k) { return mean[k] * mom + batch_mean[k] * (A(1) - mom); });
+      write(2, [&](size_t k) { return var[k] * mom + batch_var[k] * (A(1) - mom); });
+      write(3, [&](size_t k) { return batch_mean[k]; });
+      write(4, [&](size_t k) { return batch_var[k]; });
     });
   }
 
  private:
+  struct Plan {
+    int64_t batch = 0, channels = 1, spatial = 1, psize = 0;
+    bool per_position = false;
+  };
+
   float epsilon_;
   float momentum_;
   bool training_ = false;

@@ -9,10 +9,14 @@ namespace {
 class Binarizer : public OpKernel {
  public:
   explicit Binarizer(const ir::Node& node) : threshold_(node.GetFloat("threshold", 0.0f)) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Dispatch(TypeList<float, double, int64_t, int32_t>{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Tensor& y = ctx.Output(0);
+    Dispatch(TypeList<float, double, int64_t, int32_t>{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();

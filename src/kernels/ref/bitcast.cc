@@ -18,17 +18,22 @@ class BitCast : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    if (x.dtype() == DataType::kString) {
-      throw InvalidArgumentError(ctx.Describe() + ": cannot bitcast a string tensor");
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype == DataType::kString) {
+      throw InvalidArgumentError(ctx.Describe() + ": cannot bitcast a string tensor (" + ctx.InputString(0) + ")");
     }
-    if (DataTypeBits(x.dtype()) != DataTypeBits(to_)) {
-      throw InvalidArgumentError(ctx.Describe() + ": cannot bitcast " + std::string(DataTypeName(x.dtype())) + " (" +
-                                 std::to_string(DataTypeBits(x.dtype())) + " bits) to " +
+    if (DataTypeBits(x.dtype) != DataTypeBits(to_)) {
+      throw InvalidArgumentError(ctx.Describe() + ": cannot bitcast " + std::string(DataTypeName(x.dtype)) + " (" +
+                                 std::to_string(DataTypeBits(x.dtype)) + " bits) to " +
                                  std::string(DataTypeName(to_)) + " (" + std::to_string(DataTypeBits(to_)) + " bits)");
     }
-    Tensor& y = ctx.Output(0, to_, x.shape());
+    ctx.SetOutput(0, to_, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
     if (x.nbytes()) std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
     if (to_ == DataType::kBool) {  // keep bools canonical (0/1) so later ops can trust them
       bool* p = y.data<bool>();

@@ -31,11 +31,11 @@ std::span<const int64_t> BlockedSpatial(std::span<const int64_t> blocked, int64_
   return blocked.subspan(block > 0 ? 2 : 1, blocked.size() - skip);
 }
 
-void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_t block, const std::string& what,
+void CheckBlockedShape(const Shape& shape, std::span<const int64_t> logical, int64_t block, const std::string& what,
                        const char* name) {
   const Shape want = BlockedShape(logical, block);
-  if (t.shape() != want) {
-    throw InvalidArgumentError(what + ": input " + name + " has shape " + ShapeToString(t.shape()) + ", expected " +
+  if (shape != want) {
+    throw InvalidArgumentError(what + ": input " + name + " has shape " + ShapeToString(shape) + ", expected " +
                                ShapeToString(want) + " (" + ShapeToString(Shape(logical.begin(), logical.end())) +
                                (block > 0 ? " blocked by " + std::to_string(block) : std::string(" channels-last")) + ")");
   }
@@ -51,9 +51,9 @@ int64_t ReadBlock(const ir::Node& node) {
   return b;
 }
 
-void CheckFloat(const Tensor& t, const std::string& what, const char* name) {
-  if (t.dtype() != DataType::kFloat) {
-    throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t.dtype())) +
+void CheckFloat(const InputSpec& t, const std::string& what, const char* name) {
+  if (t.dtype != DataType::kFloat) {
+    throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t.dtype)) +
                                ", expected float");
   }
 }
@@ -69,15 +69,20 @@ class ReorderToBlocked : public OpKernel {
  public:
   explicit ReorderToBlocked(const ir::Node& node) : block_(ReadBlock(node)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
     CheckFloat(x, what, "X");
-    if (x.rank() < 2) {
+    if (x.shape.size() < 2) {
       throw InvalidArgumentError(what + ": input X must have rank >= 2 (N, C, ...), got shape " +
-                                 ShapeToString(x.shape()));
+                                 ShapeToString(x.shape));
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, BlockedShape(x.shape(), block_));
+    ctx.SetOutput(0, DataType::kFloat, BlockedShape(x.shape, block_));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0 || x.size() == 0) return;
     BlockChannels(x.data<float>(), x.dim(0), x.dim(1), DimProduct(x.shape(), 2, x.shape().size()), block_,
                   y.data<float>(), ctx.threads());
@@ -96,20 +101,25 @@ class ReorderFromBlocked : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
     CheckFloat(x, what, "X");
-    if (x.rank() < (block_ > 0 ? 3 : 2)) {
-      throw InvalidArgumentError(what + ": input X must be a blocked tensor, got shape " + ShapeToString(x.shape()));
+    if (x.shape.size() < (block_ > 0 ? 3u : 2u)) {
+      throw InvalidArgumentError(what + ": input X must be a blocked tensor, got shape " + ShapeToString(x.shape));
     }
-    Shape y_shape{x.dim(0), channels_};
-    const auto spatial = BlockedSpatial(x.shape(), block_);
+    Shape y_shape{x.shape[0], channels_};
+    const auto spatial = BlockedSpatial(x.shape, block_);
     y_shape.insert(y_shape.end(), spatial.begin(), spatial.end());
-    CheckBlockedShape(x, y_shape, block_, what, "X");
-    Tensor& y = ctx.Output(0, DataType::kFloat, y_shape);
+    CheckBlockedShape(x.shape, y_shape, block_, what, "X");
+    ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    UnblockChannels(x.data<float>(), x.dim(0), channels_, DimProduct(y_shape, 2, y_shape.size()), block_,
+    UnblockChannels(x.data<float>(), x.dim(0), channels_, DimProduct(y.shape(), 2, y.shape().size()), block_,
                     y.data<float>(), ctx.threads());
   }
 
@@ -145,38 +155,47 @@ class BlockedPool : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+  // The logical (plain) geometry: every lane of every block is a channel; the pooling window over it.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
     CheckFloat(x, what, "X");
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
     const int64_t min_rank = (global() ? 3 : 4) - (block_ > 0 ? 0 : 1);
-    if (x.rank() < min_rank || (block_ > 0 && x.dim(x.rank() - 1) != block_)) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a tensor " +
+    if (rank < min_rank || (block_ > 0 && x.shape.back() != block_)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape) + ", expected a tensor " +
                                  (block_ > 0 ? "[N, C/b, spatial..., b] with b = " + std::to_string(block_)
                                              : std::string("[N, spatial..., C]")) +
                                  " of rank >= " + std::to_string(min_rank));
     }
-    // The logical (plain) input: every lane of every block is a channel.
-    const int64_t batch = x.dim(0);
-    int64_t channels = x.dim(x.rank() - 1);
-    if (block_ > 0 && __builtin_mul_overflow(x.dim(1), block_, &channels)) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) +
+    Plan p;
+    p.batch = x.shape[0];
+    p.channels = x.shape.back();
+    if (block_ > 0 && __builtin_mul_overflow(x.shape[1], block_, &p.channels)) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape) +
                                  ": channel count overflows int64");
     }
-    const std::span<const int64_t> in_spatial = BlockedSpatial(x.shape(), block_);
-    Shape y_plain{batch, channels};
-    WindowGeometry g;
+    const std::span<const int64_t> in_spatial = BlockedSpatial(x.shape, block_);
+    Shape y_plain{p.batch, p.channels};
     if (global()) {
       y_plain.insert(y_plain.end(), in_spatial.size(), 1);
     } else {
-      g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
-      y_plain.insert(y_plain.end(), g.out.begin(), g.out.end());
+      p.g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
+      y_plain.insert(y_plain.end(), p.g.out.begin(), p.g.out.end());
     }
-    Tensor& y = ctx.Output(0, DataType::kFloat, BlockedShape(y_plain, block_));
+    for (int64_t d : in_spatial) p.in_size *= d;
+    p.out_size = DimProduct(y_plain, 2, y_plain.size());
+    ctx.SetOutput(0, DataType::kFloat, BlockedShape(y_plain, block_));
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Plan& p = ctx.state<Plan>();
+    const int64_t batch = p.batch, channels = p.channels, in_size = p.in_size, out_size = p.out_size;
+    const WindowGeometry& g = p.g;
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    int64_t in_size = 1;
-    for (int64_t d : in_spatial) in_size *= d;
-    const int64_t out_size = DimProduct(y_plain, 2, y_plain.size());
     const int64_t planes = batch * channels;
     std::vector<float> xs(static_cast<size_t>(x.size())), ys(static_cast<size_t>(y.size()));
     UnblockChannels(x.data<float>(), batch, channels, in_size, block_, xs.data(), ctx.threads());
@@ -194,6 +213,11 @@ class BlockedPool : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t batch = 0, channels = 0, in_size = 1, out_size = 1;
+    WindowGeometry g;  // unused by the global modes
+  };
+
   bool global() const { return mode_ == PoolMode::kGlobalAverage || mode_ == PoolMode::kGlobalMax; }
 
   int64_t block_;

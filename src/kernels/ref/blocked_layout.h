@@ -26,8 +26,8 @@ Shape BlockedShape(std::span<const int64_t> plain, int64_t block);
 std::span<const int64_t> BlockedSpatial(std::span<const int64_t> blocked, int64_t block);
 
 // Throws InvalidArgumentError "<what>: input <name> has shape [..], expected [..] (<logical> blocked by b)" unless
-// t's shape is BlockedShape(logical, block).
-void CheckBlockedShape(const Tensor& t, std::span<const int64_t> logical, int64_t block, const std::string& what,
+// `shape` is BlockedShape(logical, block).
+void CheckBlockedShape(const Shape& shape, std::span<const int64_t> logical, int64_t block, const std::string& what,
                        const char* name);
 
 // Copies plain x [N, C, S] (S = the product of the dims after C) into blocked y [N, ceil(C/b), S, b] (block 0:

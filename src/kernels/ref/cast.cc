@@ -208,7 +208,7 @@ bool IsSubByteInt(DataType t) {
 
 // Writes get(i) for i in [0, n) into `out` (any non-complex type). get(i) returns a standard element value.
 template <typename Get>
-void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const std::string& what, Get get) {
+void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const KernelContext& ctx, Get get) {
   const DataType dst = out.dtype();
   if (IsSubByteInt(dst)) {
     const int bits = DataTypeBits(dst);
@@ -226,7 +226,7 @@ void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const
     });
     return;
   }
-  Dispatch(AllTypes{}, dst, what, [&](auto tag) {
+  Dispatch(AllTypes{}, dst, ctx, [&](auto tag) {
     using D = decltype(tag);
     D* p = out.data<D>();
     ParallelFor(threads, n, kElementwiseGrain, [&](int64_t s, int64_t e) {
@@ -235,24 +235,24 @@ void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const
   });
 }
 
-void CastTensor(const Tensor& in, Tensor& out, int threads, const CastOptions& opt, const std::string& what) {
+void CastTensor(const Tensor& in, Tensor& out, int threads, const CastOptions& opt, const KernelContext& ctx) {
   const DataType src = in.dtype();
   const int64_t n = in.size();
   if (IsSubByteInt(src)) {
     const int bits = DataTypeBits(src);
     const void* p = in.raw_data();
-    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return SubByteToInt(src, ReadSubByte(p, bits, i)); });
+    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return SubByteToInt(src, ReadSubByte(p, bits, i)); });
   } else if (src == DataType::kFloat4E2M1) {
     const void* p = in.raw_data();
-    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return Float4E2M1ToFloat(ReadSubByte(p, 4, i)); });
+    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return Float4E2M1ToFloat(ReadSubByte(p, 4, i)); });
   } else if (IsSmallFloat(src)) {
     const uint8_t* p = in.data<uint8_t>();
-    StoreAll(out, n, threads, opt, what, [&](int64_t i) { return SmallFloatToFloat(src, p[i]); });
+    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return SmallFloatToFloat(src, p[i]); });
   } else {
-    Dispatch(AllTypes{}, src, what, [&](auto tag) {
+    Dispatch(AllTypes{}, src, ctx, [&](auto tag) {
       using S = decltype(tag);
       const S* p = in.data<S>();
-      StoreAll(out, n, threads, opt, what, [p](int64_t i) -> const S& { return p[i]; });
+      StoreAll(out, n, threads, opt, ctx, [p](int64_t i) -> const S& { return p[i]; });
     });
   }
 }
@@ -273,16 +273,24 @@ CastOptions ReadOptions(const ir::Node& node) {
   return opt;
 }
 
-void RunCast(KernelContext& ctx, const Tensor& in, DataType to, const CastOptions& opt) {
-  if (!Castable(in.dtype())) {
-    throw UnsupportedError(ctx.Describe() + ": cannot cast from " + std::string(DataTypeName(in.dtype())));
+// Checks input 0 and declares the output: input 0's buffer when it already has type `to`.
+void PrepareCast(PrepareContext& ctx, DataType to) {
+  const InputSpec& in = ctx.tensor_input(0);
+  if (!Castable(in.dtype)) {
+    throw UnsupportedError(ctx.Describe() + ": cannot cast from " + std::string(DataTypeName(in.dtype)) + " (" +
+                           ctx.InputString(0) + ")");
   }
+  ctx.SetOutput(0, to, in.shape);
+  if (in.dtype == to) ctx.output(0).view_of = 0;
+}
+
+void RunCast(KernelContext& ctx, const Tensor& in, DataType to, const CastOptions& opt) {
   if (in.dtype() == to) {
     ctx.SetOutput(0, Value(in));  // same type: share the buffer
     return;
   }
-  Tensor& out = ctx.Output(0, to, in.shape());
-  CastTensor(in, out, ctx.threads(), opt, ctx.Describe());
+  Tensor& out = ctx.Output(0);
+  CastTensor(in, out, ctx.threads(), opt, ctx);
 }
 
 class Cast : public OpKernel {
@@ -303,6 +311,7 @@ class Cast : public OpKernel {
                               " is not a castable data type");
     }
   }
+  void Prepare(PrepareContext& ctx) const override { PrepareCast(ctx, to_); }
   void Compute(KernelContext& ctx) const override { RunCast(ctx, ctx.required_input(0), to_, opt_); }
 
  private:
@@ -313,12 +322,17 @@ class Cast : public OpKernel {
 class CastLike : public OpKernel {
  public:
   explicit CastLike(const ir::Node& node) : opt_(ReadOptions(node)) {}
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& target = ctx.required_input(1);
-    if (!Castable(target.dtype())) {
-      throw UnsupportedError(ctx.Describe() + ": cannot cast to " + std::string(DataTypeName(target.dtype())));
+  void Prepare(PrepareContext& ctx) const override {
+    ctx.tensor_input(0);
+    const InputSpec& target = ctx.tensor_input(1);
+    if (!Castable(target.dtype)) {
+      throw UnsupportedError(ctx.Describe() + ": cannot cast to " + std::string(DataTypeName(target.dtype)) + " (" +
+                             ctx.InputString(1) + ")");
     }
-    RunCast(ctx, ctx.required_input(0), target.dtype(), opt_);
+    PrepareCast(ctx, target.dtype);
+  }
+  void Compute(KernelContext& ctx) const override {
+    RunCast(ctx, ctx.required_input(0), ctx.required_input(1).dtype(), opt_);
   }
 
  private:

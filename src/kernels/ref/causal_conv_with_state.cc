@@ -4,6 +4,7 @@
 // optionally followed by SiLU ("silu" / "swish", computed in float); present_state = the last K-1 positions of
 // padded.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -25,33 +26,61 @@ class CausalConvWithState : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  // Every check of the input, weight, bias and past state; the outputs' shapes.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.input(2);
+    const InputSpec& past = ctx.input(3);
+    if (ctx.has_input(2)) ctx.tensor_input(2);
+    if (ctx.has_input(3)) ctx.tensor_input(3);
+    if (x.shape.size() != 3) {
+      throw InvalidArgumentError(what + ": input must be [B, C, L], got " + ShapeToString(x.shape));
+    }
+    Dims d{x.shape[0], x.shape[1], x.shape[2], 0};
+    const Shape& ws = w.shape;
+    if (ws.size() != 3 || ws[0] != d.C || ws[1] != 1 || ws[2] < 1) {
+      throw InvalidArgumentError(what + ": weight must be [C, 1, K] with C = " + std::to_string(d.C) + ", got " +
+                                 ShapeToString(ws));
+    }
+    d.K = ws[2];
+    const int64_t P = d.K - 1;
+    if (bias.is_tensor() && ShapeElementCount(bias.shape) != d.C) {
+      throw InvalidArgumentError(what + ": bias must have C = " + std::to_string(d.C) + " elements, got " +
+                                 ctx.InputString(2));
+    }
+    const Shape& ps = past.shape;
+    if (past.is_tensor() && (ps.size() != 3 || ps[0] != d.B || ps[1] != d.C || ps[2] != P)) {
+      throw InvalidArgumentError(what + ": past_state must be [B, C, K-1] = [" + std::to_string(d.B) + "," +
+                                 std::to_string(d.C) + "," + std::to_string(P) + "], got " + ShapeToString(ps));
+    }
+    for (int i = 0; i <= 2; ++i) {
+      const DataType t = ctx.input(i).dtype;
+      if (ctx.input(i).is_tensor() && t != DataType::kFloat && t != DataType::kDouble && t != DataType::kFloat16 &&
+          t != DataType::kBFloat16) {
+        throw UnsupportedError(what + ": data type " + std::string(DataTypeName(t)) + " is not supported");
+      }
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (ctx.output_requested(1)) ctx.SetOutput(1, x.dtype, {d.B, d.C, P});
+    ctx.EmplaceState(d);
+  }
+
+  void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
     const Tensor* past = ctx.input(3);
-    if (x.rank() != 3) throw InvalidArgumentError(what + ": input must be [B, C, L], got " + ShapeToString(x.shape()));
-    const int64_t B = x.dim(0), C = x.dim(1), L = x.dim(2);
-    if (w.rank() != 3 || w.dim(0) != C || w.dim(1) != 1 || w.dim(2) < 1) {
-      throw InvalidArgumentError(what + ": weight must be [C, 1, K] with C = " + std::to_string(C) + ", got " +
-                                 ShapeToString(w.shape()));
-    }
-    const int64_t K = w.dim(2), P = K - 1;
-    if (bias && bias->size() != C) {
-      throw InvalidArgumentError(what + ": bias must have C = " + std::to_string(C) + " elements");
-    }
-    if (past && (past->rank() != 3 || past->dim(0) != B || past->dim(1) != C || past->dim(2) != P)) {
-      throw InvalidArgumentError(what + ": past_state must be [B, C, K-1] = [" + std::to_string(B) + "," +
-                                 std::to_string(C) + "," + std::to_string(P) + "], got " + ShapeToString(past->shape()));
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Tensor* state = ctx.output_requested(1) ? &ctx.Output(1, x.dtype(), {B, C, P}) : nullptr;
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    const Dims& d = ctx.state<Dims>();
+    const int64_t B = d.B, C = d.C, L = d.L, K = d.K, P = K - 1;
+    Tensor& y = ctx.Output(0);
+    Tensor* state = ctx.output_requested(1) ? &ctx.Output(1) : nullptr;
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      const std::vector<A> wf = ReadFloats<A>(w, what);
-      const std::vector<A> bf = bias ? ReadFloats<A>(*bias, what) : std::vector<A>(static_cast<size_t>(C), A(0));
+      const std::vector<A> wf = ReadFloats<A>(w, ctx);
+      const std::vector<A> bf = bias ? ReadFloats<A>(*bias, ctx) : std::vector<A>(static_cast<size_t>(C), A(0));
       const T* in = x.data<T>();
       const T* pp = past ? past->data<T>() : nullptr;
       T* out = y.data<T>();
@@ -80,6 +109,10 @@ class CausalConvWithState : public OpKernel {
   }
 
  private:
+  struct Dims {
+    int64_t B, C, L, K;
+  };
+
   bool silu_ = false;
 };
 

@@ -2,6 +2,8 @@
 // overlapping blocks; the inverse of the im2col used by Conv, with the same dilations/pads/strides. Any element
 // type: complex sums as complex; bool "sums" as numpy does (logical or, what the ONNX reference's `+=` on a bool
 // array computes); strings have no sum, so they are only moved, and blocks that overlap are refused.
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -54,50 +56,97 @@ std::string Col2ImPredicate(const ir::Node& node) {
       return std::string("Col2Im: ") + kStringOverlap;
     }
   } catch (const Error&) {
-    // Bad shapes or attributes: the kernel reports them at run time.
+    // Bad shapes or attributes: the kernel reports them (Prepare, or Compute for run-time values).
   }
   return "";
+}
+
+// What image_shape and block_shape give for an input [N, C*prod(block_shape), L].
+struct Col2ImPlan {
+  WindowGeometry g;
+  int64_t batch = 0, channels = 0;
+  Shape y_shape;
+};
+
+// Checks image_shape and block_shape (their values) against the attributes and the input's shape; what() names
+// the node in errors.
+template <typename What>
+Col2ImPlan PlanCol2Im(const WindowAttrs& attrs, const InputSpec& input, const std::vector<int64_t>& image,
+                      const std::vector<int64_t>& block, const What& what) {
+  if (image.empty() || image.size() != block.size()) {
+    throw InvalidArgumentError(what() + ": image_shape " + IntsToString(image) + " and block_shape " +
+                               IntsToString(block) + " must be non-empty and of equal length");
+  }
+  for (int64_t v : image) {
+    if (v < 0) throw InvalidArgumentError(what() + ": image_shape " + IntsToString(image) + " has a negative dim");
+  }
+  Col2ImPlan p;
+  p.g = ResolveWindow(attrs, image, block, false, what());
+  const int64_t ksize = p.g.kernel_size();
+  const Shape& in = input.shape;
+  if (in[1] % ksize != 0 || in[2] != p.g.out_size()) {
+    throw InvalidArgumentError(what() + ": input shape " + ShapeToString(in) + " does not match " + "block_shape " +
+                               IntsToString(block) + " (dim 1 must be a multiple of " + std::to_string(ksize) +
+                               ") and the " + std::to_string(p.g.out_size()) + " block positions of image_shape " +
+                               IntsToString(image));
+  }
+  p.batch = in[0];
+  p.channels = in[1] / ksize;
+  p.y_shape = {p.batch, p.channels};
+  p.y_shape.insert(p.y_shape.end(), image.begin(), image.end());
+  if (input.dtype == DataType::kString && ShapeElementCount(p.y_shape) != 0 && BlocksOverlap(p.g)) {
+    throw UnsupportedError(what() + ": " + kStringOverlap + " (block_shape " + IntsToString(block) +
+                           ", image_shape " + IntsToString(image) + ")");
+  }
+  return p;
 }
 
 class Col2Im : public OpKernel {
  public:
   explicit Col2Im(const ir::Node& node) : attrs_(WindowAttrs::FromNode(node)) {}
 
+  // The input's rank and the types of image_shape and block_shape are checked here; the geometry is resolved here
+  // when both are known, else the output is dynamic and Compute resolves it from their values.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& input = ctx.tensor_input(0);
+    for (int i : {1, 2}) {
+      const DataType t = ctx.tensor_input(i).dtype;
+      if (t != DataType::kInt64 && t != DataType::kInt32) {
+        throw InvalidArgumentError(ctx.Describe() + (i == 1 ? " input image_shape" : " input block_shape") +
+                                   ": expected an int32 or int64 tensor, got " + std::string(DataTypeName(t)));
+      }
+    }
+    if (input.shape.size() != 3) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [N, C*prod(block_shape), L], got " +
+                                 ShapeToString(input.shape));
+    }
+    const Tensor* image = ctx.constant(1);
+    const Tensor* block = ctx.constant(2);
+    if (!image || !block) {
+      ctx.SetOutputDynamic(0);
+      return;
+    }
+    const Col2ImPlan& p =
+        ctx.EmplaceState(PlanCol2Im(attrs_, input, ReadInt64s(*image, {}), ReadInt64s(*block, {}),
+                                    [&] { return ctx.Describe(); }));
+    ctx.SetOutput(0, input.dtype, p.y_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& input = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    const std::vector<int64_t> image = ReadInt64s(ctx.required_input(1), what + " input image_shape");
-    const std::vector<int64_t> block = ReadInt64s(ctx.required_input(2), what + " input block_shape");
-    if (image.empty() || image.size() != block.size()) {
-      throw InvalidArgumentError(what + ": image_shape " + IntsToString(image) + " and block_shape " +
-                                 IntsToString(block) + " must be non-empty and of equal length");
+    Col2ImPlan planned;
+    const Col2ImPlan* p = ctx.state_if_any<Col2ImPlan>();
+    if (!p) {  // image_shape / block_shape are run-time data: their errors name the node
+      planned = PlanCol2Im(attrs_, InputSpec::Of(ctx.input_value(0)), ReadInt64s(ctx.required_input(1), {}),
+                           ReadInt64s(ctx.required_input(2), {}), [&] { return ctx.Describe(); });
+      p = &planned;
     }
-    for (int64_t v : image) {
-      if (v < 0) throw InvalidArgumentError(what + ": image_shape " + IntsToString(image) + " has a negative dim");
-    }
-    if (input.rank() != 3) {
-      throw InvalidArgumentError(what + ": input must have shape [N, C*prod(block_shape), L], got " +
-                                 ShapeToString(input.shape()));
-    }
-    const WindowGeometry g = ResolveWindow(attrs_, image, block, false, what);
-    const int64_t ksize = g.kernel_size();
-    if (input.dim(1) % ksize != 0 || input.dim(2) != g.out_size()) {
-      throw InvalidArgumentError(what + ": input shape " + ShapeToString(input.shape()) + " does not match " +
-                                 "block_shape " + IntsToString(block) + " (dim 1 must be a multiple of " +
-                                 std::to_string(ksize) + ") and the " + std::to_string(g.out_size()) +
-                                 " block positions of image_shape " + IntsToString(image));
-    }
-    const int64_t batch = input.dim(0), channels = input.dim(1) / ksize;
-    Shape y_shape{batch, channels};
-    y_shape.insert(y_shape.end(), image.begin(), image.end());
-    Tensor& y = ctx.Output(0, input.dtype(), y_shape);
+    const WindowGeometry& g = p->g;
+    const int64_t batch = p->batch, channels = p->channels;
+    Tensor& y = ctx.Output(0, input.dtype(), p->y_shape);
     if (y.size() == 0) return;
     const int64_t col_per_image = input.dim(1) * input.dim(2), img_per_image = channels * g.in_size();
-    if (input.dtype() == DataType::kString && BlocksOverlap(g)) {
-      throw UnsupportedError(what + ": " + kStringOverlap + " (block_shape " + IntsToString(block) + ", image_shape " +
-                             IntsToString(image) + ")");
-    }
-    Dispatch(AllTypesWithComplex{}, input.dtype(), what, [&](auto tag) {
+    Dispatch(AllTypesWithComplex{}, input.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (kIsHalf<T>) {
         std::vector<float> cols = ToFloatVector(input.data<T>(), input.size());

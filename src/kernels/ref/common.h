@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferry/error.h"
@@ -59,11 +60,18 @@ using AllTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int
                           uint32_t, uint64_t, bool, std::string>;
 
 // Calls fn(T{}) for the T in `list` whose DataType is `dtype`; throws UnsupportedError naming `what` otherwise.
-//   Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) { using T = decltype(tag); ... });
+//   Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) { using T = decltype(tag); ... });
 template <typename... Ts, typename Fn>
 void Dispatch(TypeList<Ts...>, DataType dtype, const std::string& what, Fn&& fn) {
   bool done = ((dtype == kDataTypeOf<Ts> ? (fn(Ts{}), true) : false) || ...);
   if (!done) throw UnsupportedError(what + ": data type " + std::string(DataTypeName(dtype)) + " is not supported");
+}
+// The same in a Compute: the node's description is built only when the type is missing (the KernelDef's type
+// constraints make that a registration bug).
+template <typename... Ts, typename Fn>
+void Dispatch(TypeList<Ts...> types, DataType dtype, const KernelContext& ctx, Fn&& fn) {
+  bool done = ((dtype == kDataTypeOf<Ts> ? (fn(Ts{}), true) : false) || ...);
+  if (!done) Dispatch(types, dtype, ctx.Describe(), std::forward<Fn>(fn));
 }
 
 // ---- shapes and axes ---------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 // Concat: joins its inputs along `axis` (all other dimensions must match). Each input is one 2-D strided copy
 // [outer, dim*inner] into its column range of the output.
+#include <string>
+#include <vector>
+
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
@@ -13,55 +16,74 @@ int64_t ReadConcatAxis(const ir::Node& node) {
   return node.GetInt("axis", 1);
 }
 
-ConcatShape ResolveConcat(const KernelContext& ctx, int64_t axis_attr) {
-  std::vector<const Tensor*> ins;
-  for (int i = 0; i < ctx.input_count(); ++i) {
-    if (const Tensor* t = ctx.input(i)) ins.push_back(t);
-  }
-  if (ins.empty()) throw InvalidArgumentError(ctx.Describe() + ": needs at least one input");
-  const Tensor& first = *ins[0];
-  const int64_t rank = first.rank();
-  if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": cannot concatenate scalars");
-  const int64_t axis = NormalizeAxis(axis_attr, rank, ctx.Describe());
-  Shape out_shape = first.shape();
-  out_shape[static_cast<size_t>(axis)] = 0;
-  for (size_t k = 0; k < ins.size(); ++k) {
-    const Tensor& t = *ins[k];
-    bool ok = t.dtype() == first.dtype() && t.rank() == rank;
-    for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || t.dim(d) == first.dim(d);
+namespace {
+
+// Prepare's checks of the present inputs' types and shapes (in input order): at least one, not scalars, equal
+// outside the axis; throws InvalidArgumentError otherwise. describe(k) names present input k in messages ("input 1 float32[2,3]"), what() the node. Returns the normalized axis; sets *out_shape.
+template <typename What, typename DescribeInput>
+int64_t CheckConcat(const std::vector<DataType>& dtypes, const std::vector<const Shape*>& shapes, int64_t axis_attr,
+                    const What& what, const DescribeInput& describe, Shape* out_shape) {
+  if (shapes.empty()) throw InvalidArgumentError(what() + ": needs at least one input");
+  const Shape& first = *shapes[0];
+  const int64_t rank = static_cast<int64_t>(first.size());
+  if (rank == 0) throw InvalidArgumentError(what() + ": cannot concatenate scalars");
+  const int64_t axis = NormalizeAxis(axis_attr, rank, what());
+  *out_shape = first;
+  (*out_shape)[static_cast<size_t>(axis)] = 0;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& t = *shapes[k];
+    bool ok = dtypes[k] == dtypes[0] && static_cast<int64_t>(t.size()) == rank;
+    for (size_t d = 0; ok && d < first.size(); ++d) ok = static_cast<int64_t>(d) == axis || t[d] == first[d];
     if (!ok) {
-      throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(k) + " " + DescribeTensor(t) +
-                                 " does not match input 0 " + DescribeTensor(first) + " outside axis " +
+      throw InvalidArgumentError(what() + ": " + describe(k) + " does not match " + describe(0) + " outside axis " +
                                  std::to_string(axis));
     }
-    out_shape[static_cast<size_t>(axis)] += t.dim(axis);
+    (*out_shape)[static_cast<size_t>(axis)] += t[static_cast<size_t>(axis)];
   }
-  return {std::move(ins), axis, std::move(out_shape)};
+  return axis;
 }
-
-namespace {
 
 class Concat : public OpKernel {
  public:
   explicit Concat(const ir::Node& node) : axis_(ReadConcatAxis(node)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const ConcatShape cs = ResolveConcat(ctx, axis_);
-    const std::vector<const Tensor*>& ins = cs.inputs;
-    const Tensor& first = *ins[0];
-    const int64_t rank = first.rank(), axis = cs.axis;
-    const Shape& out_shape = cs.out_shape;
-    Tensor& y = ctx.Output(0, first.dtype(), out_shape);
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) outer *= out_shape[static_cast<size_t>(d)];
-      if (d > axis) inner *= out_shape[static_cast<size_t>(d)];
+  // The inputs' agreement outside the axis; the copy's geometry: each input is one [outer, dim*inner] block.
+  void Prepare(PrepareContext& ctx) const override {
+    std::vector<int> present;
+    std::vector<DataType> dtypes;
+    std::vector<const Shape*> shapes;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      if (!ctx.has_input(i)) continue;
+      const InputSpec& t = ctx.tensor_input(i);
+      present.push_back(i);
+      dtypes.push_back(t.dtype);
+      shapes.push_back(&t.shape);
     }
-    const int64_t out_block = out_shape[static_cast<size_t>(axis)] * inner;
+    Shape out_shape;
+    const int64_t axis = CheckConcat(
+        dtypes, shapes, axis_, [&] { return ctx.Describe(); },
+        [&](size_t k) { return ctx.InputString(present[k]); }, &out_shape);
+    Plan p;
+    for (size_t d = 0; d < out_shape.size(); ++d) {
+      if (static_cast<int64_t>(d) < axis) p.outer *= out_shape[d];
+      if (static_cast<int64_t>(d) > axis) p.inner *= out_shape[d];
+    }
+    p.axis = axis;
+    ctx.SetOutput(0, dtypes[0], std::move(out_shape));
+    ctx.EmplaceState(p);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Plan& p = ctx.state<Plan>();
+    Tensor& y = ctx.Output(0);
+    const int64_t inner = p.inner;
+    const int64_t out_block = y.dim(p.axis) * inner;
     int64_t offset = 0;
-    for (const Tensor* t : ins) {
-      const int64_t block = t->dim(axis) * inner;
-      const int64_t box[2] = {outer, block};
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      const Tensor* t = ctx.input(i);
+      if (!t) continue;
+      const int64_t block = t->dim(p.axis) * inner;
+      const int64_t box[2] = {p.outer, block};
       const int64_t ds[2] = {out_block, 1};
       const int64_t ss[2] = {block, 1};
       CopyStrided(y.dtype(), y.raw_data(), offset, ds, t->raw_data(), 0, ss, box, ctx.threads());
@@ -70,6 +92,10 @@ class Concat : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t axis = 0, outer = 1, inner = 1;
+  };
+
   int64_t axis_ = 1;
 };
 

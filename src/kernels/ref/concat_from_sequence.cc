@@ -13,6 +13,9 @@ class ConcatFromSequence : public OpKernel {
   explicit ConcatFromSequence(const ir::Node& node)
       : axis_(node.RequireAttr("axis").i), new_axis_(node.GetInt("new_axis", 0) != 0) {}
 
+  // The input is a sequence (data): its checks and the output's shape are Compute's.
+  void Prepare(PrepareContext& ctx) const override { ctx.SetOutputDynamic(0); }
+
   void Compute(KernelContext& ctx) const override {
     const Value* v = ctx.input_value(0);
     if (!v || !v->is_sequence()) {

@@ -42,6 +42,9 @@ class Constant : public OpKernel {
     if (!value_.defined()) throw InvalidModelError(node.Describe() + ": the value attribute holds no tensor");
   }
 
+  // Its value is known (and no arena buffer is planned for it: Compute returns the attribute's).
+  void Prepare(PrepareContext& ctx) const override { ctx.SetOutputValue(0, value_); }
+
   // The output shares the attribute's buffer; consumers never write their inputs.
   void Compute(KernelContext& ctx) const override { ctx.SetOutput(0, Value(value_)); }
 

@@ -11,7 +11,6 @@
 #include "kernels/ref/conv_util.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -112,33 +111,36 @@ class Conv : public OpKernel {
     if (group_ < 1) throw InvalidModelError(node.Describe() + ": group must be >= 1, got " + std::to_string(group_));
   }
 
-  // GemmF32's packing panels at the node's static shapes (double runs the plain loop: none).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
-    if (!x || !w || !GemmsAsFloat(node.input(0)->type().elem_type)) return;
-    try {
-      AddConvF32Workspace(ResolveConv(attrs_, group_, *x, *w, node.Describe()), threads, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // The geometry for these shapes, every check of X, W and B, and GemmF32's packing panels (double runs the
+  // plain loop: none).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.input(2);
+    if (w.dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": X and W have different element types (" + ctx.InputString(0) +
+                                 ", " + ctx.InputString(1) + ")");
     }
+    const ConvShape& cs = ctx.EmplaceState(ResolveConv(attrs_, group_, x.shape, w.shape, ctx.Describe()));
+    if (bias.is_tensor() && (bias.shape.size() != 1 || bias.shape[0] != cs.out_channels || bias.dtype != x.dtype)) {
+      throw InvalidArgumentError(ctx.Describe() + ": bias " + ctx.InputString(2) + ", expected [" +
+                                 std::to_string(cs.out_channels) + "] of X's type");
+    }
+    if (GemmsAsFloat(x.dtype)) AddConvF32Workspace(cs, ctx.threads(), ctx.workspace());
+    ctx.SetOutput(0, x.dtype, cs.y_shape);
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
-    const std::string what = ctx.Describe();
-    if (w.dtype() != x.dtype()) throw InvalidArgumentError(what + ": X and W have different element types");
-    const ConvShape cs = ResolveConv(attrs_, group_, x.shape(), w.shape(), what);
+    const ConvShape& cs = ctx.state<ConvShape>();
     const ConvDims d{cs.batch, cs.channels, cs.out_channels, cs.group};
     const WindowGeometry& g = cs.g;
-    if (bias && (bias->rank() != 1 || bias->dim(0) != d.out_channels || bias->dtype() != x.dtype())) {
-      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
-                                 std::to_string(d.out_channels) + "] of X's type");
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), cs.y_shape);
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const int64_t out_size = g.out_size();
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       std::vector<C> xs, ws, ys;

@@ -3,6 +3,7 @@
 // for output_shape, output_padding and auto_pad, shared with shape inference and cpu). float16/bfloat16 compute
 // through float; double uses the plain GEMM loop.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -18,34 +19,52 @@ class ConvTranspose : public OpKernel {
  public:
   explicit ConvTranspose(const ir::Node& node) : attrs_(semantics::ConvTransposeAttrs::FromNode(node)) {}
 
+  // Every check of X, W and B; the output extent and the forward-Conv geometry Compute scatters through.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.input(2);
+    if (ctx.has_input(2)) ctx.tensor_input(2);
+    const std::string what = ctx.Describe();
+    if (w.dtype != x.dtype) {
+      throw InvalidArgumentError(what + ": X and W have different element types (" + ctx.InputString(0) + ", " +
+                                 ctx.InputString(1) + ")");
+    }
+    Plan p;
+    p.s = semantics::ResolveConvTranspose(attrs_, x.shape, w.shape, what);
+    const semantics::ConvTransposeShape& s = p.s;
+    if (bias.is_tensor() && (bias.shape.size() != 1 || bias.shape[0] != s.out_channels || bias.dtype != x.dtype)) {
+      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias.shape) + ", expected [" +
+                                 std::to_string(s.out_channels) + "] (" + ctx.InputString(2) + ")");
+    }
+    // The geometry of the forward Conv that maps the output (its input) onto X (its output).
+    p.g.in = s.out;
+    p.g.out = s.in;
+    p.g.kernel = s.kernel;
+    p.g.strides = s.strides;
+    p.g.dilations = s.dilations;
+    p.g.pad_begin = s.pad_begin;
+    p.g.pad_end = s.pad_end;
+    p.mg = w.shape[1];
+    ctx.SetOutput(0, x.dtype, s.y_shape);
+    ctx.EmplaceState(std::move(p));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
-    const std::string what = ctx.Describe();
-    if (w.dtype() != x.dtype()) throw InvalidArgumentError(what + ": X and W have different element types");
-    const semantics::ConvTransposeShape s = semantics::ResolveConvTranspose(attrs_, x.shape(), w.shape(), what);
+    const Plan& p = ctx.state<Plan>();
+    const semantics::ConvTransposeShape& s = p.s;
+    const WindowGeometry& g = p.g;
     const int64_t batch = s.batch, channels = s.channels, group = s.group;
-    const int64_t mg = w.dim(1), out_channels = s.out_channels, cg = channels / group;
-    if (bias && (bias->rank() != 1 || bias->dim(0) != out_channels || bias->dtype() != x.dtype())) {
-      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
-                                 std::to_string(out_channels) + "]");
-    }
-    // The geometry of the forward Conv that maps the output (its input) onto X (its output).
-    WindowGeometry g;
-    g.in = s.out;
-    g.out = s.in;
-    g.kernel = s.kernel;
-    g.strides = s.strides;
-    g.dilations = s.dilations;
-    g.pad_begin = s.pad_begin;
-    g.pad_end = s.pad_end;
-    Tensor& y = ctx.Output(0, x.dtype(), s.y_shape);
+    const int64_t mg = p.mg, out_channels = s.out_channels, cg = channels / group;
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const int64_t ksize = g.kernel_size(), in_size = g.out_size(), out_size = g.in_size();
     const int64_t kdim = mg * ksize;  // rows of col per group
     const int threads = ctx.threads();
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       std::vector<C> xs, ws, ys;
@@ -92,6 +111,12 @@ class ConvTranspose : public OpKernel {
   }
 
  private:
+  struct Plan {
+    semantics::ConvTransposeShape s;
+    WindowGeometry g;
+    int64_t mg = 0;  // output channels per group: W's dim 1
+  };
+
   semantics::ConvTransposeAttrs attrs_;
 };
 

@@ -33,7 +33,7 @@ using semantics::WindowGeometry;
 // Float convolution (the ref Conv kernel's own code path): y [N, M, out...] += conv(x [N, C, in...], w) for the
 // shapes in s. y must hold the bias (or zeros) on entry. Defined in conv.cc.
 void ConvF32(const float* x, const float* w, const ConvShape& s, float* y, int threads);
-// What ConvF32 keeps for `s` with `threads` (OpKernel::AddWorkspace): GemmF32's packing panels (gemm.h), none for
+// What ConvF32 keeps for `s` with `threads` (PrepareContext::workspace): GemmF32's packing panels (gemm.h), none for
 // the depthwise loop. Defined in conv.cc.
 void AddConvF32Workspace(const ConvShape& s, int threads, Workspace& ws);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <type_traits>
 
 #include "core/parallel.h"
@@ -18,24 +19,36 @@ class CumulativeKernel : public OpKernel {
   explicit CumulativeKernel(const ir::Node& node)
       : exclusive_(node.GetInt("exclusive", 0) != 0), reverse_(node.GetInt("reverse", 0) != 0) {}
 
+  // Y has X's type and shape. The axis input's type and size and X's rank are checked here; the loop bounds are
+  // resolved here when the axis is known, else by Compute from its value.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& axis = ctx.tensor_input(1);
+    if (axis.dtype != DataType::kInt64 && axis.dtype != DataType::kInt32) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'axis': expected an int32 or int64 tensor, got " +
+                                 std::string(DataTypeName(axis.dtype)));
+    }
+    if (ShapeElementCount(axis.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'axis' must hold exactly one value, got " +
+                                 std::to_string(ShapeElementCount(axis.shape)));
+    }
+    if (x.shape.empty()) throw InvalidArgumentError(ctx.Describe() + ": input 'x' must have rank >= 1, got a scalar");
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (const Tensor* a = ctx.constant(1)) {
+      ctx.EmplaceState(Resolve(x.shape, AxisValue(*a), [&] { return ctx.Describe(); }));
+    }
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    std::vector<int64_t> axis_v = ReadInt64s(ctx.required_input(1), ctx.Describe() + ": input 'axis'");
-    if (axis_v.size() != 1) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'axis' must hold exactly one value, got " +
-                                 std::to_string(axis_v.size()));
-    }
-    const int64_t rank = x.rank();
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'x' must have rank >= 1, got a scalar");
-    const int64_t axis = NormalizeAxis(axis_v[0], rank, ctx.Describe());
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    const Bounds* known = ctx.state_if_any<Bounds>();
+    const Bounds b = known ? *known
+                           : Resolve(x.shape(), AxisValue(ctx.required_input(1)), [&] { return ctx.Describe(); });
+    const int64_t n = b.n, outer = b.outer, inner = b.inner;
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    const int64_t n = x.dim(axis);
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
 
-    Dispatch(NumericTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       constexpr bool kFloat = std::is_floating_point_v<Acc<T>>;
       using W = std::conditional_t<kFloat, double, uint64_t>;
@@ -78,6 +91,31 @@ class CumulativeKernel : public OpKernel {
   }
 
  private:
+  // The loop over [outer, n, inner] around the axis.
+  struct Bounds {
+    int64_t outer = 1, n = 1, inner = 1;
+  };
+
+  // The axis input's one value (int32 or int64: Prepare checked).
+  static int64_t AxisValue(const Tensor& t) {
+    return t.dtype() == DataType::kInt64 ? t.data<int64_t>()[0] : t.data<int32_t>()[0];
+  }
+
+  // Normalizes the axis against x's shape; what() names the node when it is out of range.
+  template <typename What>
+  static Bounds Resolve(const Shape& x, int64_t axis_value, const What& what) {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    // NormalizeAxis's check, with the node's description built only when it fails.
+    const int64_t axis = axis_value < -rank || axis_value >= rank ? NormalizeAxis(axis_value, rank, what())
+                         : axis_value < 0                         ? axis_value + rank
+                                                                  : axis_value;
+    Bounds b;
+    b.n = x[static_cast<size_t>(axis)];
+    for (int64_t d = 0; d < axis; ++d) b.outer *= x[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) b.inner *= x[static_cast<size_t>(d)];
+    return b;
+  }
+
   bool exclusive_;
   bool reverse_;
 };

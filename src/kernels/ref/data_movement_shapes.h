@@ -38,12 +38,5 @@ std::vector<int64_t> ResolvePerm(const std::optional<std::vector<int64_t>>& perm
 // --- Concat ---
 // The `axis` attribute: optional (default 1) in Concat-1, required from opset 4.
 int64_t ReadConcatAxis(const ir::Node& node);
-struct ConcatShape {
-  std::vector<const Tensor*> inputs;  // the present inputs
-  int64_t axis = 0;                   // normalized
-  Shape out_shape;
-};
-// Throws InvalidArgumentError naming the node for no input, scalars, or inputs that differ outside the axis.
-ConcatShape ResolveConcat(const KernelContext& ctx, int64_t axis);
 
 }  // namespace ferry::ref

@@ -2,6 +2,7 @@
 // offset (bilinear interpolation, zero outside the image), optionally scaled by a mask; the sampled taps form a
 // "deformable im2col" matrix that is multiplied by the weights per group, as in Conv.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
@@ -39,46 +40,63 @@ class DeformConv : public OpKernel {
     if (offset_group_ < 1) throw InvalidModelError(node.Describe() + ": offset_group must be >= 1");
   }
 
-  void Compute(KernelContext& ctx) const override {
+  // The geometry and every check of W, offset, B and mask against it.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
-    const Tensor& x = ctx.required_input(0);
-    const Tensor& w = ctx.required_input(1);
-    const Tensor& offset = ctx.required_input(2);
-    const Tensor* bias = ctx.input(3);
-    const Tensor* mask = ctx.input(4);
-    if (x.rank() != 4) {
-      throw UnsupportedError(what + ": only 2-D DeformConv (4-D X) is implemented, got X " +
-                             ShapeToString(x.shape()));
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec& offset = ctx.tensor_input(2);
+    const InputSpec& bias = ctx.input(3);
+    const InputSpec& mask = ctx.input(4);
+    if (ctx.has_input(3)) ctx.tensor_input(3);
+    if (ctx.has_input(4)) ctx.tensor_input(4);
+    if (x.shape.size() != 4) {
+      throw UnsupportedError(what + ": only 2-D DeformConv (4-D X) is implemented, got X " + ShapeToString(x.shape));
     }
-    const ConvShape s = ResolveConv(attrs_, group_, x.shape(), w.shape(), what);
+    const ConvShape& s = ctx.EmplaceState(ResolveConv(attrs_, group_, x.shape, w.shape, what));
     const WindowGeometry& g = s.g;
-    const int64_t kh = g.kernel[0], kw = g.kernel[1], kk = kh * kw;
-    const int64_t oh = g.out[0], ow = g.out[1], ih = g.in[0], iw = g.in[1];
+    const int64_t kk = g.kernel[0] * g.kernel[1], oh = g.out[0], ow = g.out[1];
     if (s.channels % offset_group_ != 0) {
       throw InvalidArgumentError(what + ": C = " + std::to_string(s.channels) + " is not divisible by offset_group " +
                                  std::to_string(offset_group_));
     }
     const Shape offset_shape{s.batch, offset_group_ * 2 * kk, oh, ow};
-    if (offset.shape() != offset_shape) {
-      throw InvalidArgumentError(what + ": offset has shape " + ShapeToString(offset.shape()) + ", expected " +
+    if (offset.shape != offset_shape) {
+      throw InvalidArgumentError(what + ": offset has shape " + ShapeToString(offset.shape) + ", expected " +
                                  ShapeToString(offset_shape));
     }
     const Shape mask_shape{s.batch, offset_group_ * kk, oh, ow};
-    if (mask && mask->shape() != mask_shape) {
-      throw InvalidArgumentError(what + ": mask has shape " + ShapeToString(mask->shape()) + ", expected " +
+    if (mask.is_tensor() && mask.shape != mask_shape) {
+      throw InvalidArgumentError(what + ": mask has shape " + ShapeToString(mask.shape) + ", expected " +
                                  ShapeToString(mask_shape));
     }
-    if (bias && bias->size() != s.out_channels) {
-      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias->shape()) + ", expected [" +
+    if (bias.is_tensor() && ShapeElementCount(bias.shape) != s.out_channels) {
+      throw InvalidArgumentError(what + ": bias B has shape " + ShapeToString(bias.shape) + ", expected [" +
                                  std::to_string(s.out_channels) + "]");
     }
-    for (const Tensor* t : {&w, &offset, bias, mask}) {
-      if (t && t->dtype() != x.dtype()) throw InvalidArgumentError(what + ": all inputs must share X's type");
+    for (int i = 1; i <= 4; ++i) {
+      if (ctx.input(i).is_tensor() && ctx.input(i).dtype != x.dtype) {
+        throw InvalidArgumentError(what + ": all inputs must share X's type (" + ctx.InputString(0) + ", " +
+                                   ctx.InputString(i) + ")");
+      }
     }
-    Tensor& y = ctx.Output(0, x.dtype(), s.y_shape);
+    ctx.SetOutput(0, x.dtype, s.y_shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& w = ctx.required_input(1);
+    const Tensor& offset = ctx.required_input(2);
+    const Tensor* bias = ctx.input(3);
+    const Tensor* mask = ctx.input(4);
+    const ConvShape& s = ctx.state<ConvShape>();
+    const WindowGeometry& g = s.g;
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], kk = kh * kw;
+    const int64_t oh = g.out[0], ow = g.out[1], ih = g.in[0], iw = g.in[1];
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const int threads = ctx.threads();
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       auto widen = [](const Tensor* t) {

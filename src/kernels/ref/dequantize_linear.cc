@@ -4,6 +4,7 @@
 // `output_dtype` (opset 23+) when set. From opset 24 the scale may be float8e8m0 (the power of two 2^(code-127),
 // 0xFF = NaN; MX block scaling); y is never float8e8m0, so such a scale needs `output_dtype`.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/float8.h"
@@ -39,23 +40,62 @@ class DequantizeLinear : public OpKernel {
     }
   }
 
+  // x's and the zero point's types, the output type and the scale layout over x.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec* zp = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    if (zp && zp->dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": x_zero_point has type " + std::string(DataTypeName(zp->dtype)) +
+                                 ", x has " + std::string(DataTypeName(x.dtype)));
+    }
+    const DataType out_type = output_dtype_ != DataType::kUndefined ? output_dtype_ : scale.dtype;
+    if (out_type == DataType::kFloat8E8M0) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + kE8M0NeedsOutputDtype);
+    }
+    // MakeQuantLayout reads only the parameters' shapes.
+    const Tensor scale_shape = Tensor::Wrap(scale.dtype, scale.shape, nullptr, nullptr);
+    const Tensor zp_shape = zp ? Tensor::Wrap(zp->dtype, zp->shape, nullptr, nullptr) : Tensor();
+    ctx.EmplaceState(MakeQuantLayout(x.shape, scale_shape, zp ? &zp_shape : nullptr, axis_, block_size_,
+                                     ctx.Describe(), "x_scale"));
+    if (out_type != DataType::kFloat && out_type != DataType::kDouble && out_type != DataType::kFloat16 &&
+        out_type != DataType::kBFloat16) {
+      throw UnsupportedError(ctx.Describe() + ": data type " + std::string(DataTypeName(out_type)) +
+                             " is not supported");
+    }
+    switch (x.dtype) {
+      case DataType::kUint8:
+      case DataType::kInt8:
+      case DataType::kUint16:
+      case DataType::kInt16:
+      case DataType::kInt32:
+      case DataType::kInt4:
+      case DataType::kUint4:
+      case DataType::kInt2:
+      case DataType::kUint2:
+      case DataType::kFloat4E2M1:
+      case DataType::kFloat8E4M3FN:
+      case DataType::kFloat8E4M3FNUZ:
+      case DataType::kFloat8E5M2:
+      case DataType::kFloat8E5M2FNUZ:
+      case DataType::kFloat8E8M0: break;
+      default:
+        throw UnsupportedError(ctx.Describe() + ": input x of type " + std::string(DataTypeName(x.dtype)) +
+                               " is not a quantized type");
+    }
+    ctx.SetOutput(0, out_type, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor* zp = ctx.input(2);
-    if (zp && zp->dtype() != x.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": x_zero_point has type " + std::string(DataTypeName(zp->dtype())) +
-                                 ", x has " + std::string(DataTypeName(x.dtype())));
-    }
-    const DataType out_type = output_dtype_ != DataType::kUndefined ? output_dtype_ : scale.dtype();
-    if (out_type == DataType::kFloat8E8M0) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + kE8M0NeedsOutputDtype);
-    }
-    const QuantLayout layout = MakeQuantLayout(x.shape(), scale, zp, axis_, block_size_, ctx.Describe(), "x_scale");
+    const QuantLayout& layout = ctx.state<QuantLayout>();
     const std::vector<double> s = QuantTensorAsDoubles(scale);
     const std::vector<double> z = zp ? QuantTensorAsDoubles(*zp) : std::vector<double>(s.size(), 0.0);
-    Tensor& y = ctx.Output(0, out_type, x.shape());
-    Dispatch(FloatTypes{}, out_type, ctx.Describe(), [&](auto otag) {
+    Tensor& y = ctx.Output(0);
+    const DataType out_type = y.dtype();
+    Dispatch(FloatTypes{}, out_type, ctx, [&](auto otag) {
       using O = decltype(otag);
       O* out = y.data<O>();
       auto run = [&](auto&& load) {
@@ -71,19 +111,7 @@ class DequantizeLinear : public OpKernel {
         case DataType::kUint16: run([p = x.data<uint16_t>()](int64_t e) { return static_cast<double>(p[e]); }); break;
         case DataType::kInt16: run([p = x.data<int16_t>()](int64_t e) { return static_cast<double>(p[e]); }); break;
         case DataType::kInt32: run([p = x.data<int32_t>()](int64_t e) { return static_cast<double>(p[e]); }); break;
-        case DataType::kInt4:
-        case DataType::kUint4:
-        case DataType::kInt2:
-        case DataType::kUint2:
-        case DataType::kFloat4E2M1:
-        case DataType::kFloat8E4M3FN:
-        case DataType::kFloat8E4M3FNUZ:
-        case DataType::kFloat8E5M2:
-        case DataType::kFloat8E5M2FNUZ:
-        case DataType::kFloat8E8M0: run([&x](int64_t e) { return QuantElementAsDouble(x, e); }); break;
-        default:
-          throw UnsupportedError(ctx.Describe() + ": input x of type " + std::string(DataTypeName(x.dtype())) +
-                                 " is not a quantized type");
+        default: run([&x](int64_t e) { return QuantElementAsDouble(x, e); }); break;  // Prepare checked the type
       }
     });
   }

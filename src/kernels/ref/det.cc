@@ -36,16 +36,20 @@ double LuDeterminant(std::vector<double>& a, int64_t m) {
 class Det : public OpKernel {
  public:
   explicit Det(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const size_t rank = x.shape.size();
+    if (rank < 2 || x.shape[rank - 1] != x.shape[rank - 2]) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [*, M, M], got " + ShapeToString(x.shape));
+    }
+    ctx.SetOutput(0, x.dtype, Shape(x.shape.begin(), x.shape.end() - 2));
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const int64_t rank = x.rank();
-    if (rank < 2 || x.dim(rank - 1) != x.dim(rank - 2))
-      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [*, M, M], got " + ShapeToString(x.shape()));
-    const int64_t m = x.dim(rank - 1);
-    Shape ys(x.shape().begin(), x.shape().end() - 2);
-    Tensor& y = ctx.Output(0, x.dtype(), ys);
+    const int64_t m = x.dim(x.rank() - 1);
+    Tensor& y = ctx.Output(0);
     const int64_t batch = y.size();
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();

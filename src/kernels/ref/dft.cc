@@ -5,6 +5,7 @@
 // onesided=1 the input holds the first bins of a Hermitian spectrum and the output is the real signal (an
 // "irfft": output [..., L, ..., 1], L defaulting to 2 * (n - 1)), matching the ONNX test data.
 #include <complex>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -15,6 +16,18 @@
 namespace ferry::ref {
 namespace {
 
+// The transform's geometry for x's shape, the axis and dft_length.
+struct DftPlan {
+  int64_t axis = 0, n = 0, len = 0, out_n = 0, outer = 1, inner = 1;
+  bool complex_in = false, real_out = false;
+  Shape y_shape;
+};
+
+// A one-element int32/int64 tensor's value (Prepare checked).
+int64_t ScalarValue(const Tensor& t) {
+  return t.dtype() == DataType::kInt64 ? t.data<int64_t>()[0] : t.data<int32_t>()[0];
+}
+
 class Dft : public OpKernel {
  public:
   explicit Dft(const ir::Node& node)
@@ -23,38 +36,52 @@ class Dft : public OpKernel {
         inverse_(node.GetInt("inverse", 0) != 0),
         onesided_(node.GetInt("onesided", 0) != 0) {}
 
+  // x's shape and the types and sizes of dft_length and axis are checked here; the geometry is resolved here when
+  // their values are known, else the output is dynamic and Compute resolves it from them.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (rank < 2 || (x.shape.back() != 1 && x.shape.back() != 2)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have rank >= 2 and a last dimension of 1 (real) or " +
+                                 "2 (complex), got " + ShapeToString(x.shape));
+    }
+    bool known = true;
+    for (int i : {2, 1}) {
+      if ((i == 2 && !axis_input_) || !ctx.has_input(i)) continue;
+      const InputSpec& t = ctx.tensor_input(i);
+      const std::string name = i == 2 ? "axis" : "dft_length";
+      if (ShapeElementCount(t.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + name + " must be a scalar, got shape " +
+                                   ShapeToString(t.shape));
+      }
+      if (t.dtype != DataType::kInt64 && t.dtype != DataType::kInt32) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + name + ": expected an int32 or int64 tensor, got " +
+                                   std::string(DataTypeName(t.dtype)));
+      }
+      known = known && ctx.constant(i);
+    }
+    if (!known) {
+      ctx.SetOutputDynamic(0);
+      return;
+    }
+    const DftPlan& p =
+        ctx.EmplaceState(Resolve(x.shape, ctx.constant(1), ctx.constant(2), [&] { return ctx.Describe(); }));
+    ctx.SetOutput(0, x.dtype, p.y_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const int64_t rank = x.rank();
-    if (rank < 2 || (x.dim(rank - 1) != 1 && x.dim(rank - 1) != 2))
-      throw InvalidArgumentError(ctx.Describe() + ": input must have rank >= 2 and a last dimension of 1 (real) or "
-                                 "2 (complex), got " + ShapeToString(x.shape()));
-    int64_t axis = axis_attr_;
-    if (axis_input_) {
-      axis = -2;
-      if (const Tensor* a = ctx.input(2)) axis = ReadScalarInt(*a, ctx.Describe(), "axis");
+    DftPlan resolved;
+    const DftPlan* plan = ctx.state_if_any<DftPlan>();
+    if (!plan) {  // dft_length / axis are run-time data: their errors name the node
+      resolved = Resolve(x.shape(), ctx.input(1), ctx.input(2), [&] { return ctx.Describe(); });
+      plan = &resolved;
     }
-    if (axis < -rank || axis >= rank - 1 || axis == -1)
-      throw InvalidArgumentError(ctx.Describe() + ": axis " + std::to_string(axis) + " is out of range for input " +
-                                 ShapeToString(x.shape()) + " (the last dimension holds re/im parts)");
-    if (axis < 0) axis += rank;
-    const int64_t n = x.dim(axis);
-    int64_t len = inverse_ && onesided_ ? 2 * (n - 1) : n;
-    if (const Tensor* l = ctx.input(1)) len = ReadScalarInt(*l, ctx.Describe(), "dft_length");
-    if (len < 1)
-      throw InvalidArgumentError(ctx.Describe() + ": dft_length must be positive, got " + std::to_string(len));
-    const bool complex_in = x.dim(rank - 1) == 2;
-    const bool real_out = inverse_ && onesided_;
-    const int64_t out_n = real_out ? len : (onesided_ ? len / 2 + 1 : len);
-    Shape ys = x.shape();
-    ys[static_cast<size_t>(axis)] = out_n;
-    ys[static_cast<size_t>(rank - 1)] = real_out ? 1 : 2;
-    Tensor& y = ctx.Output(0, x.dtype(), ys);
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
+    const int64_t n = plan->n, len = plan->len, out_n = plan->out_n, outer = plan->outer, inner = plan->inner;
+    const bool complex_in = plan->complex_in, real_out = plan->real_out;
+    Tensor& y = ctx.Output(0, x.dtype(), plan->y_shape);
     const int64_t cin = complex_in ? 2 : 1, cout = real_out ? 1 : 2;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();
@@ -90,6 +117,35 @@ class Dft : public OpKernel {
   }
 
  private:
+  // The geometry for the values of dft_length (`length`) and axis (`axis_t`, read from opset 20), each nullptr when
+  // absent; what() names the node when they are out of range.
+  template <typename What>
+  DftPlan Resolve(const Shape& x, const Tensor* length, const Tensor* axis_t, const What& what) const {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    DftPlan p;
+    int64_t axis = axis_attr_;
+    if (axis_input_) axis = axis_t ? ScalarValue(*axis_t) : -2;
+    if (axis < -rank || axis >= rank - 1 || axis == -1) {
+      throw InvalidArgumentError(what() + ": axis " + std::to_string(axis) + " is out of range for input " +
+                                 ShapeToString(x) + " (the last dimension holds re/im parts)");
+    }
+    if (axis < 0) axis += rank;
+    p.axis = axis;
+    p.n = x[static_cast<size_t>(axis)];
+    p.len = inverse_ && onesided_ ? 2 * (p.n - 1) : p.n;
+    if (length) p.len = ScalarValue(*length);
+    if (p.len < 1) throw InvalidArgumentError(what() + ": dft_length must be positive, got " + std::to_string(p.len));
+    p.complex_in = x[static_cast<size_t>(rank - 1)] == 2;
+    p.real_out = inverse_ && onesided_;
+    p.out_n = p.real_out ? p.len : (onesided_ ? p.len / 2 + 1 : p.len);
+    p.y_shape = x;
+    p.y_shape[static_cast<size_t>(axis)] = p.out_n;
+    p.y_shape[static_cast<size_t>(rank - 1)] = p.real_out ? 1 : 2;
+    for (int64_t d = 0; d < axis; ++d) p.outer *= x[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank - 1; ++d) p.inner *= x[static_cast<size_t>(d)];
+    return p;
+  }
+
   bool axis_input_;
   int64_t axis_attr_;
   bool inverse_;

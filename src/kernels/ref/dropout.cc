@@ -7,6 +7,7 @@
 // deterministic session (KernelContext::deterministic), where it is the low 32 bits of the FNV-1a hash of the
 // node's first output name (the rule random_ops.cc uses for unseeded random ops), the same on every run.
 #include <random>
+#include <string>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -24,42 +25,62 @@ class Dropout : public OpKernel {
         seed_(node.GetInt("seed", 0)),
         fixed_seed_(OutputNameSeed(node)) {}
 
+  // The ratio and training_mode inputs' shapes and types. Y is X itself (a view) in inference, a new tensor in
+  // training with a nonzero ratio: a view unless the known inputs rule it out.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    bool may_share = true;
+    if (opset_ >= 12) {
+      if (ctx.has_input(1)) {
+        const InputSpec& r = ctx.tensor_input(1);
+        if (ShapeElementCount(r.shape) != 1) {
+          throw InvalidArgumentError(ctx.Describe() + ": input 'ratio' must be a scalar, got shape " +
+                                     ShapeToString(r.shape));
+        }
+        if (r.dtype != DataType::kFloat && r.dtype != DataType::kDouble && r.dtype != DataType::kFloat16 &&
+            r.dtype != DataType::kBFloat16) {
+          throw UnsupportedError(ctx.Describe() + ": data type " + std::string(DataTypeName(r.dtype)) +
+                                 " is not supported");
+        }
+      }
+      if (ctx.has_input(2)) {
+        const InputSpec& t = ctx.tensor_input(2);
+        if (t.dtype != DataType::kBool || ShapeElementCount(t.shape) != 1) {
+          throw InvalidArgumentError(ctx.Describe() + ": input 'training_mode' must be a bool scalar, got " +
+                                     ctx.InputString(2));
+        }
+        const Tensor* training = ctx.constant(2);
+        const Tensor* ratio = ctx.constant(1);
+        if (training && training->data<bool>()[0] && (!ctx.has_input(1) || (ratio && Ratio(*ratio) != 0.f))) {
+          may_share = false;
+        }
+      }
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (may_share) ctx.output(0).view_of = 0;
+    if (ctx.output_requested(1)) ctx.SetOutput(1, opset_ >= 10 ? DataType::kBool : x.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     bool training = false;
     float ratio = ratio_attr_;
     if (opset_ >= 12) {
-      if (const Tensor* r = ctx.input(1)) {
-        if (r->size() != 1) {
-          throw InvalidArgumentError(ctx.Describe() + ": input 'ratio' must be a scalar, got shape " +
-                                     ShapeToString(r->shape()));
-        }
-        Dispatch(FloatTypes{}, r->dtype(), ctx.Describe(), [&](auto tag) {
-          using T = decltype(tag);
-          ratio = static_cast<float>(static_cast<Acc<T>>(r->data<T>()[0]));
-        });
-      } else {
-        ratio = 0.5f;
-      }
-      if (const Tensor* t = ctx.input(2)) {
-        if (t->dtype() != DataType::kBool || t->size() != 1) {
-          throw InvalidArgumentError(ctx.Describe() + ": input 'training_mode' must be a bool scalar");
-        }
-        training = t->data<bool>()[0];
-      }
+      const Tensor* r = ctx.input(1);
+      ratio = r ? Ratio(*r) : 0.5f;
+      if (const Tensor* t = ctx.input(2)) training = t->data<bool>()[0];
     }
     if (training && (ratio < 0.f || ratio > 1.f)) {
       throw InvalidArgumentError(ctx.Describe() + ": ratio must be in [0, 1), got " + std::to_string(ratio));
     }
     const bool want_mask = ctx.output_requested(1);
-    const DataType mask_type = opset_ >= 10 ? DataType::kBool : x.dtype();
     if (!training || ratio == 0.f) {
       ctx.SetOutput(0, Value(x));
-      if (want_mask) FillOnes(ctx.Output(1, mask_type, x.shape()), ctx);
+      if (want_mask) FillOnes(ctx.Output(1), ctx);
       return;
     }
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Tensor* mask = want_mask ? &ctx.Output(1, DataType::kBool, x.shape()) : nullptr;
+    Tensor& y = ctx.Output(0);
+    Tensor* mask = want_mask ? &ctx.Output(1) : nullptr;  // bool: training needs opset 12
     std::mt19937 rng(has_seed_             ? static_cast<uint32_t>(seed_)
                      : ctx.deterministic() ? fixed_seed_
                                            : std::random_device{}());
@@ -68,7 +89,7 @@ class Dropout : public OpKernel {
       return (a * 67108864.0 + b) / 9007199254740992.0;
     };
     const float keep_scale = ratio < 1.f ? 1.f / (1.f - ratio) : 0.f;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();
@@ -82,6 +103,16 @@ class Dropout : public OpKernel {
   }
 
  private:
+  // The ratio input's value (a float scalar: Prepare checked).
+  static float Ratio(const Tensor& r) {
+    switch (r.dtype()) {
+      case DataType::kDouble: return static_cast<float>(r.data<double>()[0]);
+      case DataType::kFloat16: return static_cast<float>(r.data<Float16>()[0]);
+      case DataType::kBFloat16: return static_cast<float>(r.data<BFloat16>()[0]);
+      default: return r.data<float>()[0];
+    }
+  }
+
   static uint32_t OutputNameSeed(const ir::Node& node) {
     uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (unsigned char c : node.output(0) ? node.output(0)->name() : node.name()) {
@@ -96,7 +127,7 @@ class Dropout : public OpKernel {
       std::fill(t.data<bool>(), t.data<bool>() + t.size(), true);
       return;
     }
-    Dispatch(FloatTypes{}, t.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, t.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       std::fill(t.data<T>(), t.data<T>() + t.size(), T(Acc<T>(1)));
     });

@@ -2,7 +2,9 @@
 // function body defines it: x_min = min(0, min(x)), x_max = max(0, max(x)), y_scale = (x_max - x_min) / 255,
 // y_zero_point = saturate(round_half_even(-x_min / y_scale)), y = saturate(round_half_even(x / y_scale) + zp).
 // An all-zero input (scale 0) yields scale 0, zero point 0 and y = 0.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -15,11 +17,19 @@ class DynamicQuantizeLinear : public OpKernel {
  public:
   explicit DynamicQuantizeLinear(const ir::Node&) {}
 
+  // y has x's shape; y_scale and y_zero_point are scalars.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kFloat) {
+      throw UnsupportedError(ctx.Describe() + ": input x must be float32, got " + std::string(DataTypeName(x.dtype)));
+    }
+    ctx.SetOutput(0, DataType::kUint8, x.shape);
+    if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kFloat, {});
+    if (ctx.output_count() > 2) ctx.SetOutput(2, DataType::kUint8, {});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.dtype() != DataType::kFloat) {
-      throw UnsupportedError(ctx.Describe() + ": input x must be float32, got " + std::string(DataTypeName(x.dtype())));
-    }
     const float* in = x.data<float>();
     float lo = 0.f, hi = 0.f;
     for (int64_t i = 0; i < x.size(); ++i) {
@@ -29,9 +39,9 @@ class DynamicQuantizeLinear : public OpKernel {
     const float scale = (hi - lo) / 255.f;
     float zp = 0.f;
     if (scale != 0.f) zp = std::min(255.f, std::max(0.f, std::nearbyint(-lo / scale)));
-    Tensor& y = ctx.Output(0, DataType::kUint8, x.shape());
-    ctx.Output(1, DataType::kFloat, {}).data<float>()[0] = scale;
-    if (ctx.output_count() > 2) ctx.Output(2, DataType::kUint8, {}).data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+    Tensor& y = ctx.Output(0);
+    ctx.Output(1).data<float>()[0] = scale;
+    if (ctx.output_count() > 2) ctx.Output(2).data<uint8_t>()[0] = static_cast<uint8_t>(zp);
     uint8_t* out = y.data<uint8_t>();
     if (scale == 0.f) return;
     for (int64_t i = 0; i < x.size(); ++i) {

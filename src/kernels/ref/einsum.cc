@@ -1,9 +1,10 @@
 // Einsum (opset 12): any equation in numpy's notation — explicit ("ij,jk->ik") or implicit output (the labels
 // that occur once, sorted, after the broadcast ellipsis dims), "..." broadcasting, repeated labels within a term
 // (diagonals: their strides add up), and summation over every label absent from the output.
-// The equation is parsed once at creation; Compute builds per-operand strides for each label and runs one loop
-// nest: the output labels outside (split over threads), the summed labels inside with incrementally updated
-// offsets, so batched matrix products ("bij,bjk->bik") are a tight strided dot product per output element.
+// The equation is parsed once at creation; Prepare resolves the label sizes and builds per-operand strides for each
+// label (the Plan), and Compute runs one loop nest: the output labels outside (split over threads), the summed
+// labels inside with incrementally updated offsets, so batched matrix products ("bij,bjk->bik") are a tight strided dot
+// product per output element.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -53,6 +54,14 @@ Term ParseTerm(const std::string& s, const std::string& what) {
 
 class Einsum : public OpKernel {
  public:
+  // The loop nest for one signature: output labels first (nout of them), then the summed labels.
+  struct Plan {
+    size_t nout = 0;
+    size_t nloop = 0;
+    std::vector<int64_t> loop_size;              // per loop label
+    std::vector<std::vector<int64_t>> strides;  // [input][loop label]: element strides (0 where broadcast)
+  };
+
   explicit Einsum(const ir::Node& node) {
     const std::string what = node.Describe();
     std::string eq;
@@ -64,7 +73,8 @@ class Einsum : public OpKernel {
     size_t start = 0;
     while (true) {
       const size_t comma = lhs.find(',', start);
-      inputs_.push_back(ParseTerm(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), what));
+      const size_t len = comma == std::string::npos ? std::string::npos : comma - start;
+      inputs_.push_back(ParseTerm(lhs.substr(start, len), what));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -106,17 +116,18 @@ class Einsum : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  // Resolves the label sizes against the input shapes: the output shape, the loop nest and per-input strides.
+  void Prepare(PrepareContext& ctx) const override {
     const int nin = ctx.input_count();
     if (nin != static_cast<int>(inputs_.size())) {
       throw InvalidArgumentError(ctx.Describe() + ": the equation has " + std::to_string(inputs_.size()) +
                                  " input terms, the node has " + std::to_string(nin) + " inputs");
     }
-    std::vector<const Tensor*> xs;
-    for (int k = 0; k < nin; ++k) xs.push_back(&ctx.required_input(k));
-    const DataType dtype = xs[0]->dtype();
-    for (const Tensor* t : xs) {
-      if (t->dtype() != dtype) throw InvalidArgumentError(ctx.Describe() + ": all inputs must have the same type");
+    std::vector<const InputSpec*> xs;
+    for (int k = 0; k < nin; ++k) xs.push_back(&ctx.tensor_input(k));
+    const DataType dtype = xs[0]->dtype;
+    for (const InputSpec* t : xs) {
+      if (t->dtype != dtype) throw InvalidArgumentError(ctx.Describe() + ": all inputs must have the same type");
     }
     // Expand each term's ellipsis into labels kLetters + j, right-aligned across inputs.
     int ell_rank = 0;
@@ -124,7 +135,7 @@ class Einsum : public OpKernel {
     for (int k = 0; k < nin; ++k) {
       const Term& t = inputs_[static_cast<size_t>(k)];
       const int letters = static_cast<int>(t.labels.size()) - (t.has_ellipsis ? 1 : 0);
-      const int rank = static_cast<int>(xs[static_cast<size_t>(k)]->rank());
+      const int rank = static_cast<int>(xs[static_cast<size_t>(k)]->shape.size());
       if (t.has_ellipsis ? rank < letters : rank != letters) {
         throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(k) + " has rank " +
                                    std::to_string(rank) + ", its equation term has " + std::to_string(letters) +
@@ -154,10 +165,10 @@ class Einsum : public OpKernel {
     std::vector<std::vector<int>> dims_labels;
     for (int k = 0; k < nin; ++k) {
       dims_labels.push_back(expand(inputs_[static_cast<size_t>(k)], term_ell[static_cast<size_t>(k)]));
-      const Tensor& x = *xs[static_cast<size_t>(k)];
+      const Shape& x = xs[static_cast<size_t>(k)]->shape;
       for (size_t d = 0; d < dims_labels.back().size(); ++d) {
         const int l = dims_labels.back()[d];
-        const int64_t n = x.dim(static_cast<int64_t>(d));
+        const int64_t n = x[d];
         int64_t& s = size[static_cast<size_t>(l)];
         if (s == -1 || s == 1) {
           s = n;
@@ -174,30 +185,46 @@ class Einsum : public OpKernel {
     for (int l = 0; l < kMaxLabels; ++l) {
       if (size[static_cast<size_t>(l)] >= 0 && std::find(loop.begin(), loop.end(), l) == loop.end()) loop.push_back(l);
     }
-    const size_t nout = out_labels.size();
-    const size_t nloop = loop.size();
+    Plan p;
+    p.nout = out_labels.size();
+    p.nloop = loop.size();
+    const size_t nloop = p.nloop;
     Shape out_shape;
     for (int l : out_labels) out_shape.push_back(size[static_cast<size_t>(l)]);
     // strides[k][i]: element stride of input k along loop label i (repeated labels add; broadcast dims are 0).
-    std::vector<std::vector<int64_t>> strides(static_cast<size_t>(nin), std::vector<int64_t>(nloop, 0));
+    std::vector<std::vector<int64_t>>& strides = p.strides;
+    strides.assign(static_cast<size_t>(nin), std::vector<int64_t>(nloop, 0));
     for (int k = 0; k < nin; ++k) {
-      const Tensor& x = *xs[static_cast<size_t>(k)];
-      const std::vector<int64_t> own = Strides(x.shape());
+      const Shape& x = xs[static_cast<size_t>(k)]->shape;
+      const std::vector<int64_t> own = Strides(x);
       for (size_t d = 0; d < dims_labels[static_cast<size_t>(k)].size(); ++d) {
-        if (x.dim(static_cast<int64_t>(d)) == 1) continue;
+        if (x[d] == 1) continue;
         const int l = dims_labels[static_cast<size_t>(k)][d];
         const size_t i = static_cast<size_t>(std::find(loop.begin(), loop.end(), l) - loop.begin());
         strides[static_cast<size_t>(k)][i] += own[d];
       }
     }
-    std::vector<int64_t> loop_size;
-    for (int l : loop) loop_size.push_back(size[static_cast<size_t>(l)]);
-    Tensor& y = ctx.Output(0, dtype, out_shape);
+    for (int l : loop) p.loop_size.push_back(size[static_cast<size_t>(l)]);
+    ctx.EmplaceState(std::move(p));
+    ctx.SetOutput(0, dtype, std::move(out_shape));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Plan& p = ctx.state<Plan>();
+    const int nin = ctx.input_count();
+    std::vector<const Tensor*> xs;
+    for (int k = 0; k < nin; ++k) xs.push_back(&ctx.required_input(k));
+    const DataType dtype = xs[0]->dtype();
+    const size_t nout = p.nout;
+    const size_t nloop = p.nloop;
+    const std::vector<std::vector<int64_t>>& strides = p.strides;
+    const std::vector<int64_t>& loop_size = p.loop_size;
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     int64_t sum_count = 1;
     for (size_t i = nout; i < nloop; ++i) sum_count *= loop_size[i];
     if (sum_count == 0) return;  // empty summation: zeros
-    Dispatch(NumericTypes{}, dtype, ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, dtype, ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = std::conditional_t<std::is_integral_v<T>,
                                    std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, Acc<T>>;
@@ -274,7 +301,9 @@ class Einsum : public OpKernel {
           A acc = A(0);
           if (nloop == nout) {
             A prod = A(1);
-            for (int k = 0; k < nin; ++k) prod *= static_cast<A>(in[static_cast<size_t>(k)][base[static_cast<size_t>(k)]]);
+            for (int k = 0; k < nin; ++k) {
+              prod *= static_cast<A>(in[static_cast<size_t>(k)][base[static_cast<size_t>(k)]]);
+            }
             acc = prod;
           } else {
             // Summed labels: odometer over [nout, inner), tight loop over `inner`.

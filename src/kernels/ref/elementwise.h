@@ -33,10 +33,14 @@ template <typename Op, typename Types>
 class UnaryKernel : public OpKernel {
  public:
   explicit UnaryKernel(const ir::Node& node) : op_(node) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Dispatch(Types{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Tensor& y = ctx.OutputUninitialized(0);  // UnaryMap writes every element
+    Dispatch(Types{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       UnaryMap(ctx.threads(), x.data<T>(), y.data<T>(), x.size(), [this](T v) { return op_(v); });
     });
@@ -245,25 +249,28 @@ class BinaryBroadcast {
     }
   }
 
-  // Sets `b_view` to B (maybe reshaped) and returns the output shape; throws InvalidArgumentError on mismatch.
-  Shape Prepare(const Tensor& a, const Tensor& b, Tensor& b_view, const std::string& what) const {
-    b_view = b;
-    if (legacy_ && b.rank() < a.rank()) {
-      const int64_t ra = a.rank(), rb = b.rank();
+  // The shapes of one signature: B's as the numpy broadcast sees it (B's own, or reshaped for the legacy rule)
+  // and the output's. Throws InvalidArgumentError naming `what` on a mismatch.
+  struct Shapes {
+    Shape b_view, out;
+  };
+  Shapes Resolve(const Shape& a, const Shape& b, const std::string& what) const {
+    Shapes r{b, {}};
+    const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+    if (legacy_ && rb < ra) {
       int64_t start = ra - rb;
       if (has_axis_) {
         start = axis_ < 0 ? axis_ + ra : axis_;
         if (start < 0 || start + rb > ra) {
-          throw InvalidArgumentError(what + ": legacy broadcast of B " + ShapeToString(b.shape()) + " into A " +
-                                     ShapeToString(a.shape()) + " at axis " + std::to_string(axis_) +
-                                     " is out of range");
+          throw InvalidArgumentError(what + ": legacy broadcast of B " + ShapeToString(b) + " into A " +
+                                     ShapeToString(a) + " at axis " + std::to_string(axis_) + " is out of range");
         }
       }
-      Shape s(static_cast<size_t>(ra), 1);
-      for (int64_t i = 0; i < rb; ++i) s[static_cast<size_t>(start + i)] = b.dim(i);
-      b_view = b.Reshaped(std::move(s));
+      r.b_view.assign(static_cast<size_t>(ra), 1);
+      for (int64_t i = 0; i < rb; ++i) r.b_view[static_cast<size_t>(start + i)] = b[static_cast<size_t>(i)];
     }
-    return BroadcastShapes({a.shape(), b_view.shape()}, what);
+    r.out = BroadcastShapes({a, r.b_view}, what);
+    return r;
   }
 
  private:
@@ -279,17 +286,23 @@ template <typename Op, typename Types, bool kBoolOut = false>
 class BinaryKernel : public OpKernel {
  public:
   explicit BinaryKernel(const ir::Node& node) : bcast_(node), op_(node) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.dtype != b.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs have different types " +
+                                 std::string(DataTypeName(a.dtype)) + " and " + std::string(DataTypeName(b.dtype)));
+    }
+    const auto& shapes = ctx.EmplaceState(bcast_.Resolve(a.shape, b.shape, ctx.Describe()));
+    ctx.SetOutput(0, kBoolOut ? DataType::kBool : a.dtype, shapes.out);
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
-    if (a.dtype() != b.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs have different types " +
-                                 std::string(DataTypeName(a.dtype())) + " and " + std::string(DataTypeName(b.dtype())));
-    }
-    Tensor bv;
-    Shape out_shape = bcast_.Prepare(a, b, bv, ctx.Describe());
-    Tensor& z = ctx.Output(0, kBoolOut ? DataType::kBool : a.dtype(), std::move(out_shape));
-    Dispatch(Types{}, a.dtype(), ctx.Describe(), [&](auto tag) {
+    const auto& shapes = ctx.state<BinaryBroadcast::Shapes>();
+    const Tensor bv = b.shape() == shapes.b_view ? b : b.Reshaped(shapes.b_view);
+    Tensor& z = ctx.OutputUninitialized(0);  // BinaryMap writes every element
+    Dispatch(Types{}, a.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using Out = std::conditional_t<kBoolOut, bool, T>;
       BinaryMap<T, T, Out>(ctx.threads(), a, bv, z, [this](const T& x, const T& y) -> Out { return op_(x, y); });

@@ -10,6 +10,10 @@
 namespace ferry::ref {
 namespace {
 
+using EyeTypes =
+    TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+             bool>;
+
 class EyeLike : public OpKernel {
  public:
   explicit EyeLike(const ir::Node& node) : k_(node.GetInt("k", 0)) {
@@ -22,17 +26,21 @@ class EyeLike : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    if (x.rank() != 2) {
-      throw InvalidArgumentError(ctx.Describe() + ": input must be 2-D, got " + DescribeTensor(x));
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() != 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be 2-D, got " + ctx.InputString(0));
     }
-    const DataType dtype = dtype_ == DataType::kUndefined ? x.dtype() : dtype_;
-    Tensor& y = ctx.Output(0, dtype, x.shape());
-    const int64_t rows = x.dim(0), cols = x.dim(1);
-    using Types = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-                           uint32_t, uint64_t, bool>;
-    Dispatch(Types{}, dtype, ctx.Describe(), [&](auto tag) {
+    const DataType dtype = dtype_ == DataType::kUndefined ? x.dtype : dtype_;
+    Dispatch(EyeTypes{}, dtype, ctx.Describe(), [](auto) {});  // a type Compute writes
+    ctx.SetOutput(0, dtype, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    Tensor& y = ctx.Output(0);  // zeroed: only the diagonal is written
+    const DataType dtype = y.dtype();
+    const int64_t rows = y.dim(0), cols = y.dim(1);
+    Dispatch(EyeTypes{}, dtype, ctx, [&](auto tag) {
       using T = decltype(tag);
       T* out = y.data<T>();
       const int64_t k = std::clamp<int64_t>(k_, -rows, cols);

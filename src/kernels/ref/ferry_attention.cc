@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,19 +106,31 @@ AttentionPlan PlanAttention(const Tensor& q, const Tensor& k, const Tensor& v, c
 
 namespace {
 
+// Tensor-shaped stand-ins for the inputs Prepare sees (dtype and shape, no data), for PlanAttention, which reads
+// only those.
+Tensor Spec(const InputSpec& s) { return Tensor::Wrap(s.dtype, s.shape, nullptr, nullptr); }
+
 class FerryAttention : public OpKernel {
  public:
   explicit FerryAttention(const ir::Node& node)
       : scale_(node.GetFloat("scale", 1.0f)), k_transposed_(node.GetInt("k_transposed", 0) != 0) {}
+
+  // Checks Q, K, V and the mask and resolves the geometry (PlanAttention).
+  void Prepare(PrepareContext& ctx) const override {
+    const Tensor q = Spec(ctx.tensor_input(0)), k = Spec(ctx.tensor_input(1)), v = Spec(ctx.tensor_input(2));
+    const std::optional<Tensor> mask = ctx.has_input(3) ? std::optional(Spec(ctx.tensor_input(3))) : std::nullopt;
+    const AttentionPlan& p =
+        ctx.EmplaceState(PlanAttention(q, k, v, mask ? &*mask : nullptr, k_transposed_, ctx.Describe()));
+    ctx.SetOutput(0, DataType::kFloat, p.out_shape);
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
     const Tensor* mask = ctx.input(3);
-    const std::string what = ctx.Describe();
-    const AttentionPlan p = PlanAttention(q, k, v, mask, k_transposed_, what);
-    Tensor& y = ctx.Output(0, DataType::kFloat, p.out_shape);  // zeros: what P V is when Sk = 0
+    const AttentionPlan& p = ctx.state<AttentionPlan>();
+    Tensor& y = ctx.Output(0);  // zeros: what P V is when Sk = 0
     if (y.size() == 0 || p.sk == 0) return;
     const float* qp = q.data<float>();
     const float* kp = k.data<float>();

@@ -24,25 +24,36 @@ class FlexAttention : public OpKernel {
         mask_mod_(node.GetGraph("mask_mod")),
         prob_mod_(node.GetGraph("prob_mod")) {}
 
+  // Checks Q, K and V and declares Y [B, Hq, L, Ev].
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& q = ctx.tensor_input(0);
+    const InputSpec& k = ctx.tensor_input(1);
+    const InputSpec& v = ctx.tensor_input(2);
+    if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4) {
+      throw InvalidArgumentError(ctx.Describe() + ": Q, K and V must be 4-D (" + ctx.InputString(0) + ", " +
+                                 ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    const int64_t B = q.shape[0], Hq = q.shape[1], L = q.shape[2], E = q.shape[3];
+    const int64_t Hk = k.shape[1], S = k.shape[2], Ev = v.shape[3];
+    if (k.shape[0] != B || v.shape[0] != B || v.shape[1] != Hk || v.shape[2] != S || k.shape[3] != E || Hk <= 0 ||
+        Hq % Hk != 0 || k.dtype != q.dtype || v.dtype != q.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": inconsistent Q/K/V " + ShapeToString(q.shape) + ", " +
+                                 ShapeToString(k.shape) + ", " + ShapeToString(v.shape) + " (" + ctx.InputString(0) +
+                                 ", " + ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    ctx.SetOutput(0, q.dtype, {B, Hq, L, Ev});
+  }
+
   void Compute(KernelContext& ctx) const override {
-    const std::string what = ctx.Describe();
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
-    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) {
-      throw InvalidArgumentError(what + ": Q, K and V must be 4-D");
-    }
     const int64_t B = q.dim(0), Hq = q.dim(1), L = q.dim(2), E = q.dim(3), Hk = k.dim(1), S = k.dim(2), Ev = v.dim(3);
-    if (k.dim(0) != B || v.dim(0) != B || v.dim(1) != Hk || v.dim(2) != S || k.dim(3) != E || Hk <= 0 || Hq % Hk != 0 ||
-        k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
-      throw InvalidArgumentError(what + ": inconsistent Q/K/V " + ShapeToString(q.shape()) + ", " +
-                                 ShapeToString(k.shape()) + ", " + ShapeToString(v.shape()));
-    }
     const bool wide = q.dtype() == DataType::kDouble;
     auto run = [&](auto acc_tag) {
       using A = decltype(acc_tag);
       const DataType acc_type = wide ? DataType::kDouble : DataType::kFloat;
-      const std::vector<A> qf = ReadFloats<A>(q, what), kf = ReadFloats<A>(k, what), vf = ReadFloats<A>(v, what);
+      const std::vector<A> qf = ReadFloats<A>(q, ctx), kf = ReadFloats<A>(k, ctx), vf = ReadFloats<A>(v, ctx);
       const int64_t group = Hq / Hk;
       const A scale = has_scale_ ? static_cast<A>(scale_) : A(1) / std::sqrt(static_cast<A>(E));
       Tensor scores(acc_type, {B, Hq, L, S});
@@ -64,13 +75,14 @@ class FlexAttention : public OpKernel {
         if (!g) return t;
         std::vector<Value> res = ctx.RunSubgraph(*g, {Value(t)});
         if (res.size() != 1 || !res[0].is_tensor() || res[0].tensor().shape() != t.shape()) {
-          throw InvalidArgumentError(what + ": " + name + " must return one tensor of shape " +
+          throw InvalidArgumentError(ctx.Describe() + ": " + name + " must return one tensor of shape " +
                                      ShapeToString(t.shape()));
         }
         Tensor out = res[0].tensor();
         if (out.dtype() != acc_type) {
-          throw InvalidArgumentError(what + ": " + name + " returned " + std::string(DataTypeName(out.dtype())) +
-                                     ", expected " + std::string(DataTypeName(acc_type)));
+          throw InvalidArgumentError(ctx.Describe() + ": " + name + " returned " +
+                                     std::string(DataTypeName(out.dtype())) + ", expected " +
+                                     std::string(DataTypeName(acc_type)));
         }
         return out;
       };
@@ -90,8 +102,8 @@ class FlexAttention : public OpKernel {
       }
       probs = apply(prob_mod_, probs, "prob_mod");
       const A* pr = probs.data<A>();
-      Tensor& y = ctx.Output(0, q.dtype(), {B, Hq, L, Ev});
-      Dispatch(FloatTypes{}, q.dtype(), what, [&](auto tag) {
+      Tensor& y = ctx.Output(0);
+      Dispatch(FloatTypes{}, q.dtype(), ctx, [&](auto tag) {
         using T = decltype(tag);
         T* out = y.data<T>();
         std::vector<A> acc(static_cast<size_t>(Ev));

@@ -3,7 +3,6 @@
 // (fused_activation.h). BlockedConv unblocks X (unless plain_input = 1) and Z first and blocks Y at the end
 // (blocked_layout.h); X's padding lanes are never read and Y's are written as zeros.
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -12,7 +11,6 @@
 #include "kernels/ref/conv_util.h"
 #include "kernels/ref/fused_activation.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -34,20 +32,34 @@ class FerryConv : public OpKernel {
     }
   }
 
-  // ConvF32's packing panels at the node's static shapes (X unblocked first: the logical shape).
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto x = StaticShape(node, 0), w = StaticShape(node, 1);
-    if (!x || !w || x->size() < 2 || w->size() < 3) return;
-    Shape logical = *x;
-    if (!plain_input_) {
-      logical = {(*x)[0], (*w)[1] * group_};
-      const auto spatial = BlockedSpatial(*x, block_);
-      logical.insert(logical.end(), spatial.begin(), spatial.end());
+  // Every check of X, W, B and Z at these shapes, the geometry on X's logical shape, and ConvF32's packing panels.
+  void Prepare(PrepareContext& ctx) const override {
+    const std::string what = ctx.Describe();
+    const char* const names[] = {"X", "W", "B", "Z"};
+    for (int i = 0; i < 4; ++i) {
+      const InputSpec& t = i < 2 ? ctx.tensor_input(i) : ctx.input(i);
+      if (t.is_tensor() && t.dtype != DataType::kFloat) {
+        throw InvalidArgumentError(what + ": input " + names[i] + " (" + ctx.InputString(i) + ") is not float");
+      }
     }
-    try {
-      AddConvF32Workspace(ResolveConv(attrs_, group_, logical, *w, node.Describe()), threads, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+    const Shape& x = ctx.input(0).shape;
+    const Shape& w = ctx.input(1).shape;
+    const Shape x_plain = plain_input_ ? x : LogicalInput(x, w, what);
+    const ConvShape& cs = ctx.EmplaceState(ResolveConv(attrs_, group_, x_plain, w, what));
+    const InputSpec& bias = ctx.input(2);
+    if (bias.is_tensor() && (bias.shape.size() != 1 || bias.shape[0] != cs.out_channels)) {
+      throw InvalidArgumentError(what + ": input B has shape " + ShapeToString(bias.shape) + ", expected [" +
+                                 std::to_string(cs.out_channels) + "]");
     }
+    const InputSpec& z = ctx.input(3);
+    if (z.is_tensor() && blocked_) {
+      CheckBlockedShape(z.shape, cs.y_shape, block_, what, "Z");
+    } else if (z.is_tensor() && z.shape != cs.y_shape) {
+      throw InvalidArgumentError(what + ": input Z has shape " + ShapeToString(z.shape) + ", expected " +
+                                 ShapeToString(cs.y_shape) + " (Y's shape)");
+    }
+    AddConvF32Workspace(cs, ctx.threads(), ctx.workspace());
+    ctx.SetOutput(0, DataType::kFloat, blocked_ ? BlockedShape(cs.y_shape, block_) : cs.y_shape);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -55,28 +67,9 @@ class FerryConv : public OpKernel {
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
     const Tensor* z = ctx.input(3);
-    const std::string what = ctx.Describe();
-    const std::pair<const Tensor*, const char*> typed[] = {{&x, "X"}, {&w, "W"}, {bias, "B"}, {z, "Z"}};
-    for (const auto& [t, name] : typed) {
-      if (t && t->dtype() != DataType::kFloat) {
-        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
-                                   ", expected float");
-      }
-    }
     const bool blocked = blocked_;
-    const Shape x_plain = plain_input_ ? x.shape() : LogicalInput(x, w, what);
-    const ConvShape cs = ResolveConv(attrs_, group_, x_plain, w.shape(), what);
-    if (bias && (bias->rank() != 1 || bias->dim(0) != cs.out_channels)) {
-      throw InvalidArgumentError(what + ": input B has shape " + ShapeToString(bias->shape()) + ", expected [" +
-                                 std::to_string(cs.out_channels) + "]");
-    }
-    if (z && blocked) {
-      CheckBlockedShape(*z, cs.y_shape, block_, what, "Z");
-    } else if (z && z->shape() != cs.y_shape) {
-      throw InvalidArgumentError(what + ": input Z has shape " + ShapeToString(z->shape()) + ", expected " +
-                                 ShapeToString(cs.y_shape) + " (Y's shape)");
-    }
-    Tensor& y = ctx.Output(0, DataType::kFloat, blocked ? BlockedShape(cs.y_shape, block_) : cs.y_shape);
+    const ConvShape& cs = ctx.state<ConvShape>();
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const int threads = ctx.threads();
     const int64_t batch = cs.batch, m = cs.out_channels, out_size = cs.g.out_size();
@@ -119,22 +112,22 @@ class FerryConv : public OpKernel {
 
  private:
   // The logical [N, C, in...] of a blocked X [N, ceil(C/b), in..., b] (block 0: [N, in..., C]), C = W[1] * group.
-  Shape LogicalInput(const Tensor& x, const Tensor& w, const std::string& what) const {
-    if (w.rank() < 3) {
+  Shape LogicalInput(const Shape& x, const Shape& w, const std::string& what) const {
+    if (w.size() < 3) {
       throw InvalidArgumentError(what + ": weight W must have rank >= 3 (M, C/group, kernel...), got shape " +
-                                 ShapeToString(w.shape()));
+                                 ShapeToString(w));
     }
     int64_t channels = 0;
-    if (__builtin_mul_overflow(w.dim(1), group_, &channels)) {
-      throw InvalidArgumentError(what + ": W[1] * group overflows for W " + ShapeToString(w.shape()));
+    if (__builtin_mul_overflow(w[1], group_, &channels)) {
+      throw InvalidArgumentError(what + ": W[1] * group overflows for W " + ShapeToString(w));
     }
-    const auto spatial = BlockedSpatial(x.shape(), block_);
-    if (x.rank() < 2 || static_cast<int64_t>(spatial.size()) + 2 != w.rank()) {
-      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x.shape()) + ", expected a blocked " +
-                                 "tensor with " + std::to_string(w.rank() - 2) + " spatial dims (W " +
-                                 ShapeToString(w.shape()) + ", block " + std::to_string(block_) + ")");
+    const auto spatial = BlockedSpatial(x, block_);
+    if (x.size() < 2 || spatial.size() + 2 != w.size()) {
+      throw InvalidArgumentError(what + ": input X has shape " + ShapeToString(x) + ", expected a blocked " +
+                                 "tensor with " + std::to_string(w.size() - 2) + " spatial dims (W " +
+                                 ShapeToString(w) + ", block " + std::to_string(block_) + ")");
     }
-    Shape logical{x.dim(0), channels};
+    Shape logical{x[0], channels};
     logical.insert(logical.end(), spatial.begin(), spatial.end());
     CheckBlockedShape(x, logical, block_, what, "X");
     return logical;
@@ -148,8 +141,12 @@ class FerryConv : public OpKernel {
   bool plain_input_;
 };
 
-std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node) { return std::make_unique<FerryConv>(node, false); }
-std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node) { return std::make_unique<FerryConv>(node, true); }
+std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<FerryConv>(node, false);
+}
+std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<FerryConv>(node, true);
+}
 
 }  // namespace
 

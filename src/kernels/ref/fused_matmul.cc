@@ -2,14 +2,12 @@
 // MatMul's float path (PlanMatMul, MatMulF32 in matmul.cc), then C added to every row, then the fused activation
 // (fused_activation.h) — the values MatMul, Add and the activation produce when run one after another.
 #include <string>
-#include <utility>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/fused_activation.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 
 namespace ferry::ref {
 namespace {
@@ -18,34 +16,32 @@ class FusedMatMul : public OpKernel {
  public:
   explicit FusedMatMul(const ir::Node& node) : act_(FusedActivation::FromNode(node)) {}
 
-  // GemmF32's packing panels at the node's static shapes.
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || node.input(0)->type().elem_type != DataType::kFloat) return;
-    try {
-      AddMatMulF32Workspace(PlanMatMul(*a, *b, node.Describe()), threads, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // The product's geometry for these shapes, and GemmF32's packing panels.
+  void Prepare(PrepareContext& ctx) const override {
+    const char* const names[] = {"A", "B", "C"};
+    for (int i = 0; i < 3; ++i) {
+      const InputSpec& t = i < 2 ? ctx.tensor_input(i) : ctx.input(i);
+      if (t.is_tensor() && t.dtype != DataType::kFloat) {
+        throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
+                                   ") is not float");
+      }
     }
+    const MatMulPlan& p = ctx.EmplaceState(PlanMatMul(ctx.input(0).shape, ctx.input(1).shape, ctx.Describe()));
+    const InputSpec& c = ctx.input(2);
+    if (c.is_tensor() && (c.shape.size() != 1 || c.shape[0] != p.n)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input C has shape " + ShapeToString(c.shape) + ", expected [" +
+                                 std::to_string(p.n) + "] (B's column count, for " + ctx.InputString(1) + ")");
+    }
+    AddMatMulF32Workspace(p, ctx.threads(), ctx.workspace());
+    ctx.SetOutput(0, DataType::kFloat, p.out_shape);
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = ctx.input(2);
-    const std::string what = ctx.Describe();
-    const std::pair<const Tensor*, const char*> typed[] = {{&a, "A"}, {&b, "B"}, {c, "C"}};
-    for (const auto& [t, name] : typed) {
-      if (t && t->dtype() != DataType::kFloat) {
-        throw InvalidArgumentError(what + ": input " + name + " has type " + std::string(DataTypeName(t->dtype())) +
-                                   ", expected float");
-      }
-    }
-    const MatMulPlan p = PlanMatMul(a.shape(), b.shape(), what);
-    if (c && (c->rank() != 1 || c->dim(0) != p.n)) {
-      throw InvalidArgumentError(what + ": input C has shape " + ShapeToString(c->shape()) + ", expected [" +
-                                 std::to_string(p.n) + "] (B's column count, for B " + ShapeToString(b.shape()) + ")");
-    }
-    Tensor& y = ctx.Output(0, DataType::kFloat, p.out_shape);
+    const MatMulPlan& p = ctx.state<MatMulPlan>();
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     float* yp = y.data<float>();
     MatMulF32(p, a.data<float>(), b.data<float>(), yp, ctx.threads());

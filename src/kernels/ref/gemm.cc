@@ -7,7 +7,6 @@
 #include "kernels/ref/common.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 #include "semantics/gemm.h"
 
 namespace ferry::ref {
@@ -21,33 +20,34 @@ class Gemm : public OpKernel {
         alpha_(node.GetFloat("alpha", 1.0f)),
         beta_(node.GetFloat("beta", 1.0f)) {}
 
-  // GemmF32's packing panels at the node's static shapes.
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || alpha_ == 0.0f) return;
-    if (!GemmsAsFloat(node.input(0)->type().elem_type)) return;
-    if (const auto g = semantics::GemmShapeOf(*a, *b, nullptr, trans_a_, trans_b_)) {
-      AddGemmF32Workspace(g->m, g->n, g->k, threads, ws);
+  // The product's geometry for these shapes, and GemmF32's packing panels.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    const InputSpec& c = ctx.input(2);
+    const bool with_c = c.is_tensor();
+    if (a.shape.size() == 2 && b.shape.size() == 2 && (a.dtype != b.dtype || (with_c && c.dtype != a.dtype))) {
+      throw InvalidArgumentError(ctx.Describe() + ": A, B and C must have the same element type, got " +
+                                 ctx.InputString(0) + ", " + ctx.InputString(1) + ", " + ctx.InputString(2));
     }
+    const semantics::GemmShape& g = ctx.EmplaceState(
+        semantics::ResolveGemm(a.shape, b.shape, with_c ? &c.shape : nullptr, trans_a_, trans_b_, ctx.Describe()));
+    if (alpha_ != 0.0f && GemmsAsFloat(a.dtype)) AddGemmF32Workspace(g.m, g.n, g.k, ctx.threads(), ctx.workspace());
+    ctx.SetOutput(0, a.dtype, {g.m, g.n});
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = ctx.input(2);
-    const std::string what = ctx.Describe();
-    if (a.rank() == 2 && b.rank() == 2 && (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))) {
-      throw InvalidArgumentError(what + ": A, B and C must have the same element type");
-    }
-    const semantics::GemmShape g =
-        semantics::ResolveGemm(a.shape(), b.shape(), c ? &c->shape() : nullptr, trans_a_, trans_b_, what);
+    const semantics::GemmShape& g = ctx.state<semantics::GemmShape>();
     const int64_t m = g.m, k = g.k, n = g.n;
     const int64_t c_row = g.c_row_stride, c_col = g.c_col_stride;  // C's strides into the [M, N] output
-    Tensor& y = ctx.Output(0, a.dtype(), {m, n});
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const bool use_c = c && beta_ != 0.0f;
     const int64_t lda = a.dim(1), ldb = b.dim(1);
-    Dispatch(NumericTypes{}, a.dtype(), what, [&](auto tag) {
+    Dispatch(NumericTypes{}, a.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, float> || kIsHalf<T>) {
         std::vector<float> af, bf, yf;

@@ -22,7 +22,7 @@ namespace ferry::ref {
 // threads; pass 1 when the caller is already running in parallel.
 void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
-// Records in `ws` (OpKernel::AddWorkspace) the packing panels GemmF32 keeps for an m×n×k product (alpha != 0)
+// Records in `ws` (PrepareContext::workspace) the packing panels GemmF32 keeps for an m×n×k product (alpha != 0)
 // with `threads`: "ref GEMM A panels" and "ref GEMM B panels", per thread that runs one of its blocks (the
 // OpenMP team's threads; thread_local, kept for the thread's life and shared by every caller). Matrix-vector
 // products keep none. `callers`: how many threads call GemmF32 at once (each from its own parallel task).

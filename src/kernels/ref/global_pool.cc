@@ -58,21 +58,25 @@ class GlobalPool : public OpKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input X must have rank >= 2 (N, C, spatial...), got shape " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    }
+    Shape y_shape(x.shape.size(), 1);
+    y_shape[0] = x.shape[0];
+    y_shape[1] = x.shape[1];
+    ctx.SetOutput(0, x.dtype, std::move(y_shape));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.rank() < 2) {
-      throw InvalidArgumentError(what + ": input X must have rank >= 2 (N, C, spatial...), got shape " +
-                                 ShapeToString(x.shape()));
-    }
-    Shape y_shape(x.shape().size(), 1);
-    y_shape[0] = x.dim(0);
-    y_shape[1] = x.dim(1);
-    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    Tensor& y = ctx.Output(0);
     const int64_t planes = y.size();
     if (planes == 0) return;
     const int64_t size = x.size() / planes;
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       GlobalPoolPlanes(kind_, p_, x.data<T>(), planes, size, y.data<T>(), ctx.threads());
     });
@@ -83,11 +87,15 @@ class GlobalPool : public OpKernel {
   double p_ = 2.0;
 };
 
-std::unique_ptr<OpKernel> MakeGlobalAverage(const ir::Node& n) {
+std::unique_ptr<OpKernel> MakeGlobalAverage(const ir::Node& n, const KernelOptions&) {
   return std::make_unique<GlobalPool>(n, GlobalKind::kAverage);
 }
-std::unique_ptr<OpKernel> MakeGlobalMax(const ir::Node& n) { return std::make_unique<GlobalPool>(n, GlobalKind::kMax); }
-std::unique_ptr<OpKernel> MakeGlobalLp(const ir::Node& n) { return std::make_unique<GlobalPool>(n, GlobalKind::kLp); }
+std::unique_ptr<OpKernel> MakeGlobalMax(const ir::Node& n, const KernelOptions&) {
+  return std::make_unique<GlobalPool>(n, GlobalKind::kMax);
+}
+std::unique_ptr<OpKernel> MakeGlobalLp(const ir::Node& n, const KernelOptions&) {
+  return std::make_unique<GlobalPool>(n, GlobalKind::kLp);
+}
 
 }  // namespace
 

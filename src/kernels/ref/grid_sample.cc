@@ -11,6 +11,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
@@ -103,45 +105,70 @@ class GridSample : public OpKernel {
     }
   }
 
+  // The sampling geometry for one signature.
+  struct Plan {
+    int64_t r = 0, n_batch = 0, channels = 0, out_spatial = 1, in_spatial = 1;
+    std::vector<int64_t> dims, strides;  // X's spatial dims and their strides
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& grid = ctx.tensor_input(1);
+    const Shape& xs = x.shape;
+    const Shape& gs = grid.shape;
+    const int64_t r = static_cast<int64_t>(xs.size()) - 2;
+    if (r < 1 || (opset_ < 20 && r != 2)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must be " + (opset_ < 20 ? "4-D" : "at least 3-D") +
+                                 ", got " + ShapeToString(xs) + " (" + ctx.InputString(0) + ")");
+    }
+    if (static_cast<int64_t>(gs.size()) != r + 2 || gs[0] != xs[0] || gs[static_cast<size_t>(r + 1)] != r) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'grid' must have shape [" + std::to_string(xs[0]) +
+                                 ", spatial..., " + std::to_string(r) + "] for X " + ShapeToString(xs) + ", got " +
+                                 ShapeToString(gs) + " (" + ctx.InputString(1) + ")");
+    }
+    Plan p;
+    p.r = r;
+    p.n_batch = xs[0];
+    p.channels = xs[1];
+    Shape out_shape = {p.n_batch, p.channels};
+    p.dims.resize(static_cast<size_t>(r));
+    for (int64_t i = 0; i < r; ++i) {
+      const auto u = static_cast<size_t>(i);
+      out_shape.push_back(gs[u + 1]);
+      p.out_spatial *= gs[u + 1];
+      p.dims[u] = xs[u + 2];
+      p.in_spatial *= xs[u + 2];
+    }
+    if (ShapeElementCount(out_shape) != 0) {  // an empty Y samples nothing
+      if (p.in_spatial == 0) {
+        throw InvalidArgumentError(ctx.Describe() + ": cannot sample from the empty input " + ShapeToString(xs) +
+                                   " (" + ctx.InputString(0) + ")");
+      }
+      if (!IsInterpolatable(x.dtype) && mode_ != GsMode::kNearest) {
+        throw UnsupportedError(ctx.Describe() + ": mode " + (mode_ == GsMode::kLinear ? "linear" : "cubic") +
+                               " on tensor(" + std::string(DataTypeName(x.dtype)) + ") is not defined; only nearest");
+      }
+    }
+    p.strides = Strides(p.dims);
+    ctx.EmplaceState(std::move(p));
+    ctx.SetOutput(0, x.dtype, std::move(out_shape));
+  }
+
   void Compute(KernelContext& ctx) const override {
-    const std::string what = ctx.Describe();
     const Tensor& x = ctx.required_input(0);
     const Tensor& grid = ctx.required_input(1);
-    const int64_t r = x.rank() - 2;
-    if (r < 1 || (opset_ < 20 && r != 2)) {
-      throw InvalidArgumentError(what + ": input 'X' must be " + (opset_ < 20 ? "4-D" : "at least 3-D") + ", got " +
-                                 ShapeToString(x.shape()));
-    }
-    if (grid.rank() != r + 2 || grid.dim(0) != x.dim(0) || grid.dim(r + 1) != r) {
-      throw InvalidArgumentError(what + ": input 'grid' must have shape [" + std::to_string(x.dim(0)) +
-                                 ", spatial..., " + std::to_string(r) + "] for X " + ShapeToString(x.shape()) +
-                                 ", got " + ShapeToString(grid.shape()));
-    }
-    const int64_t n_batch = x.dim(0), channels = x.dim(1);
-    Shape out_shape = {n_batch, channels};
-    int64_t out_spatial = 1, in_spatial = 1;
-    std::vector<int64_t> dims(static_cast<size_t>(r));
-    for (int64_t i = 0; i < r; ++i) {
-      out_shape.push_back(grid.dim(i + 1));
-      out_spatial *= grid.dim(i + 1);
-      dims[static_cast<size_t>(i)] = x.dim(i + 2);
-      in_spatial *= x.dim(i + 2);
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
+    const Plan& plan = ctx.state<Plan>();
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    if (in_spatial == 0) {
-      throw InvalidArgumentError(what + ": cannot sample from the empty input " + ShapeToString(x.shape()));
-    }
-    const std::vector<int64_t> strides = Strides(dims);
-    if (!IsInterpolatable(x.dtype()) && mode_ != GsMode::kNearest) {
-      throw UnsupportedError(what + ": mode " + (mode_ == GsMode::kLinear ? "linear" : "cubic") + " on tensor(" +
-                             std::string(DataTypeName(x.dtype())) + ") is not defined; only nearest");
-    }
+    const int64_t r = plan.r, n_batch = plan.n_batch, channels = plan.channels;
+    const int64_t out_spatial = plan.out_spatial, in_spatial = plan.in_spatial;
+    const std::vector<int64_t>& dims = plan.dims;
+    const std::vector<int64_t>& strides = plan.strides;
 
-    Dispatch(FloatTypes{}, grid.dtype(), what, [&](auto gtag) {
+    Dispatch(FloatTypes{}, grid.dtype(), ctx, [&](auto gtag) {
       using G = decltype(gtag);
       const G* gd = grid.data<G>();
-      Dispatch(AllTypesWithComplex{}, x.dtype(), what, [&](auto tag) {
+      Dispatch(AllTypesWithComplex{}, x.dtype(), ctx, [&](auto tag) {
         using T = decltype(tag);
         // The weighted sum's type: complex<double> for complex, unused (samples only) for bool and string.
         using Sum = std::conditional_t<kIsComplex<T>, std::complex<double>, double>;

@@ -27,33 +27,57 @@ class GroupNormalization : public OpKernel {
     StashType(node.GetInt("stash_type", 1), node.Describe());  // validates the attribute
   }
 
+  // Each (n, group) block: group_channels channels of `spatial` elements.
+  struct Plan {
+    int64_t spatial = 1, group_channels = 0, block = 0;
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.tensor_input(2);
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 2, got " + ctx.InputString(0));
+    }
+    const int64_t channels = x.shape[1];
+    if (channels % groups_ != 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": C = " + std::to_string(channels) +
+                                 " is not divisible by num_groups = " + std::to_string(groups_) + " (" +
+                                 ctx.InputString(0) + ")");
+    }
+    const int64_t params = per_channel_ ? channels : groups_;
+    const int64_t scale_size = ShapeElementCount(scale.shape), bias_size = ShapeElementCount(bias.shape);
+    if (scale_size != params || bias_size != params) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale' and 'bias' must have " + std::to_string(params) +
+                                 (per_channel_ ? " (C)" : " (num_groups)") + " elements, got " +
+                                 std::to_string(scale_size) + " and " + std::to_string(bias_size) + " (" +
+                                 ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    if (ShapeElementCount(x.shape) != 0) {  // the parameters are read only for a non-empty X
+      Dispatch(FloatTypes{}, scale.dtype, ctx.Describe(), [](auto) {});
+      Dispatch(FloatTypes{}, bias.dtype, ctx.Describe(), [](auto) {});
+    }
+    Plan p;
+    for (size_t d = 2; d < x.shape.size(); ++d) p.spatial *= x.shape[d];
+    p.group_channels = channels / groups_;
+    p.block = p.group_channels * p.spatial;
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor& bias = ctx.required_input(2);
-    if (x.rank() < 2) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 2");
-    const int64_t channels = x.dim(1);
-    if (channels % groups_ != 0) {
-      throw InvalidArgumentError(ctx.Describe() + ": C = " + std::to_string(channels) +
-                                 " is not divisible by num_groups = " + std::to_string(groups_));
-    }
-    const int64_t params = per_channel_ ? channels : groups_;
-    if (scale.size() != params || bias.size() != params) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale' and 'bias' must have " + std::to_string(params) +
-                                 (per_channel_ ? " (C)" : " (num_groups)") + " elements, got " +
-                                 std::to_string(scale.size()) + " and " + std::to_string(bias.size()));
-    }
-    int64_t spatial = 1;
-    for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.dim(d);
-    const int64_t group_channels = channels / groups_;
-    const int64_t block = group_channels * spatial;
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    const Plan& p = ctx.state<Plan>();
+    const int64_t spatial = p.spatial, group_channels = p.group_channels, block = p.block;
+    Tensor& y = ctx.Output(0);
     if (x.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
-      const std::vector<A> s = ReadFloats<A>(scale, ctx.Describe());
-      const std::vector<A> b = ReadFloats<A>(bias, ctx.Describe());
+      const std::vector<A> s = ReadFloats<A>(scale, ctx);
+      const std::vector<A> b = ReadFloats<A>(bias, ctx);
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const int64_t blocks = x.dim(0) * groups_;

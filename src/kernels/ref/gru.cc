@@ -16,9 +16,11 @@ class Gru : public OpKernel {
       : attrs_(rnn::ParseAttributes(node, {"Sigmoid", "Tanh"})),
         linear_before_reset_(node.GetInt("linear_before_reset", 0) != 0) {}
 
+  void Prepare(PrepareContext& ctx) const override { rnn::Prepare(ctx, attrs_, 3, false); }
+
   void Compute(KernelContext& ctx) const override {
     const DataType dtype = ctx.required_input(0).dtype();
-    Dispatch(FloatTypes{}, dtype, ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, dtype, ctx, [&](auto tag) {
       using T = decltype(tag);
       Run<T>(ctx, dtype);
     });

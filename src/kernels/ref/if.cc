@@ -1,5 +1,5 @@
 // If: runs then_branch or else_branch depending on a single-element bool condition; the branch's outputs
-// (tensors, sequences or optionals) become the node's outputs.
+// (tensors, sequences or optionals) become the node's outputs, all dynamic for Prepare.
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/registry.h"
@@ -23,12 +23,18 @@ class If : public OpKernel {
     }
   }
 
+  // Checks the condition's type and shape; the outputs are whatever the branch makes (dynamic).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& cond = ctx.tensor_input(0);
+    if (cond.dtype != DataType::kBool || ShapeElementCount(cond.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'cond' must be a bool tensor with one element, got " +
+                                 std::string(DataTypeName(cond.dtype)) + ShapeToString(cond.shape));
+    }
+    for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& cond = ctx.required_input(0);
-    if (cond.dtype() != DataType::kBool || cond.size() != 1) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'cond' must be a bool tensor with one element, got " +
-                                 std::string(DataTypeName(cond.dtype())) + ShapeToString(cond.shape()));
-    }
     const ir::Graph& branch = cond.data<bool>()[0] ? *then_branch_ : *else_branch_;
     std::vector<Value> results = ctx.RunSubgraph(branch, {});
     if (results.size() < static_cast<size_t>(ctx.output_count())) {

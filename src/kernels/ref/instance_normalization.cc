@@ -16,26 +16,42 @@ class InstanceNormalization : public OpKernel {
  public:
   explicit InstanceNormalization(const ir::Node& node) : epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.tensor_input(2);
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'input' must have rank >= 2, got " + ctx.InputString(0));
+    }
+    const int64_t channels = x.shape[1];
+    const int64_t scale_size = ShapeElementCount(scale.shape), bias_size = ShapeElementCount(bias.shape);
+    if (scale_size != channels || bias_size != channels) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale' and 'B' must have C = " +
+                                 std::to_string(channels) + " elements, got " + std::to_string(scale_size) +
+                                 " and " + std::to_string(bias_size) + " (" + ctx.InputString(1) + ", " +
+                                 ctx.InputString(2) + ")");
+    }
+    if (ShapeElementCount(x.shape) != 0) {  // the parameters are read only for a non-empty X
+      Dispatch(FloatTypes{}, scale.dtype, ctx.Describe(), [](auto) {});
+      Dispatch(FloatTypes{}, bias.dtype, ctx.Describe(), [](auto) {});
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor& bias = ctx.required_input(2);
-    if (x.rank() < 2) throw InvalidArgumentError(ctx.Describe() + ": input 'input' must have rank >= 2");
     const int64_t channels = x.dim(1);
-    if (scale.size() != channels || bias.size() != channels) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs 'scale' and 'B' must have C = " +
-                                 std::to_string(channels) + " elements, got " + std::to_string(scale.size()) +
-                                 " and " + std::to_string(bias.size()));
-    }
     int64_t spatial = 1;
     for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.dim(d);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    Tensor& y = ctx.Output(0);
     if (x.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
-      const std::vector<A> s = ReadFloats<A>(scale, ctx.Describe());
-      const std::vector<A> b = ReadFloats<A>(bias, ctx.Describe());
+      const std::vector<A> s = ReadFloats<A>(scale, ctx);
+      const std::vector<A> b = ReadFloats<A>(bias, ctx);
       const T* in = x.data<T>();
       T* out = y.data<T>();
       const int64_t planes = x.dim(0) * channels;

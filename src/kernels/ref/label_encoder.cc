@@ -157,12 +157,18 @@ class LabelEncoder : public OpKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (!KindAccepts(table_.kind(), x.dtype)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input type " + std::string(DataTypeName(x.dtype)) +
+                                 " does not match the type of the keys (" + ctx.InputString(0) + ")");
+    }
+    ctx.SetOutput(0, values_.dtype(), x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (!KindAccepts(table_.kind(), x.dtype()))
-      throw InvalidArgumentError(ctx.Describe() + ": input type " + std::string(DataTypeName(x.dtype())) +
-                                 " does not match the type of the keys");
-    Tensor& y = ctx.Output(0, values_.dtype(), x.shape());
+    Tensor& y = ctx.Output(0);
     for (int64_t i = 0; i < x.size(); ++i) {
       const int64_t k = table_.Find(x, i);
       if (k >= 0) {
@@ -189,23 +195,29 @@ class LabelEncoderV1 : public OpKernel {
     for (size_t i = 0; i < classes_.size(); ++i) index_.emplace(classes_[i], static_cast<int64_t>(i));
   }
 
+  // String input maps to int64, int64 input to string.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kString && x.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be string or int64, got " + ctx.InputString(0));
+    }
+    ctx.SetOutput(0, x.dtype == DataType::kString ? DataType::kInt64 : DataType::kString, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
     if (x.dtype() == DataType::kString) {
-      Tensor& y = ctx.Output(0, DataType::kInt64, x.shape());
       for (int64_t i = 0; i < x.size(); ++i) {
         auto it = index_.find(x.strings()[i]);
         y.data<int64_t>()[i] = it == index_.end() ? default_int_ : it->second;
       }
-    } else if (x.dtype() == DataType::kInt64) {
-      Tensor& y = ctx.Output(0, DataType::kString, x.shape());
+    } else {  // int64 (Prepare checked)
       for (int64_t i = 0; i < x.size(); ++i) {
         const int64_t v = x.data<int64_t>()[i];
         y.strings()[i] = v >= 0 && v < static_cast<int64_t>(classes_.size()) ? classes_[static_cast<size_t>(v)]
                                                                              : default_string_;
       }
-    } else {
-      throw InvalidArgumentError(ctx.Describe() + ": input must be string or int64");
     }
   }
 

@@ -2,7 +2,9 @@
 // Y = (X - mean) / sqrt(var + epsilon) * Scale + B, with optional Mean and InvStdDev outputs (element type
 // `stash_type`, shape X.shape[:axis] + [1] * (rank - axis)). Rows are contiguous, so the hot loop is two passes
 // over a row plus one write pass.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -21,35 +23,66 @@ class LayerNormalization : public OpKernel {
         epsilon_(node.GetFloat("epsilon", 1e-5f)),
         stash_(StashType(node.GetInt("stash_type", 1), node.Describe())) {}
 
+  // Rows of n elements; Scale/B laid out per row (the normalised shape) or, when they broadcast only to X, in X's
+  // shape (param_shape).
+  struct Plan {
+    int64_t rows = 1, n = 1;
+    bool per_row = true;
+    Shape param_shape;
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec* bias = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (rank == 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got " + ctx.InputString(0));
+    }
+    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
+    Plan p;
+    for (int64_t d = 0; d < axis; ++d) p.rows *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = axis; d < rank; ++d) p.n *= x.shape[static_cast<size_t>(d)];
+    const Shape norm_shape(x.shape.begin() + axis, x.shape.end());
+    // Scale/B usually have the normalised shape; anything else broadcasting to X is expanded to X's shape.
+    p.per_row = BroadcastsTo(scale.shape, norm_shape) && (!bias || BroadcastsTo(bias->shape, norm_shape));
+    p.param_shape = p.per_row ? norm_shape : x.shape;
+    if (ShapeElementCount(x.shape) != 0) {  // the parameters are read only for a non-empty X
+      const std::pair<const InputSpec*, const char*> params[] = {{&scale, "Scale"}, {bias, "B"}};
+      for (const auto& [t, name] : params) {
+        if (!t) continue;
+        if (!BroadcastsTo(t->shape, p.param_shape)) {
+          throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' of shape " + ShapeToString(t->shape) +
+                                     " does not broadcast to " + ShapeToString(p.param_shape));
+        }
+        Dispatch(FloatTypes{}, t->dtype, ctx.Describe(), [](auto) {});
+      }
+    }
+    Shape stat_shape(x.shape.begin(), x.shape.begin() + axis);
+    stat_shape.resize(static_cast<size_t>(rank), 1);
+    ctx.EmplaceState(std::move(p));
+    ctx.SetOutput(0, x.dtype, x.shape);
+    for (int i = 1; i < std::min(ctx.output_count(), 3); ++i) ctx.SetOutput(i, stash_, stat_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
-    const int64_t rank = x.rank();
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1");
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    int64_t rows = 1, n = 1;
-    for (int64_t d = 0; d < axis; ++d) rows *= x.dim(d);
-    for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
-    Shape stat_shape(x.shape().begin(), x.shape().begin() + axis);
-    stat_shape.resize(static_cast<size_t>(rank), 1);
+    const Plan& plan = ctx.state<Plan>();
+    const int64_t rows = plan.rows, n = plan.n;
+    const bool per_row = plan.per_row;
 
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Tensor* mean_out = ctx.output_requested(1) ? &ctx.Output(1, stash_, stat_shape) : nullptr;
-    Tensor* inv_out = ctx.output_requested(2) ? &ctx.Output(2, stash_, stat_shape) : nullptr;
+    Tensor& y = ctx.Output(0);
+    Tensor* mean_out = ctx.output_requested(1) ? &ctx.Output(1) : nullptr;
+    Tensor* inv_out = ctx.output_requested(2) ? &ctx.Output(2) : nullptr;
     if (x.size() == 0) return;
 
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
-      const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
-      // Scale/B usually have the normalised shape; anything else broadcasting to X is expanded to X's shape.
-      const bool per_row = BroadcastsTo(scale.shape(), norm_shape) &&
-                           (!bias || BroadcastsTo(bias->shape(), norm_shape));
-      const Shape& param_shape = per_row ? norm_shape : x.shape();
-      const std::vector<A> w = ReadFloatsExpanded<A>(scale, param_shape, ctx.Describe(), "Scale");
-      const std::vector<A> b =
-          bias ? ReadFloatsExpanded<A>(*bias, param_shape, ctx.Describe(), "B") : std::vector<A>();
+      const std::vector<A> w = ReadFloatsExpanded<A>(scale, plan.param_shape, ctx);
+      const std::vector<A> b = bias ? ReadFloatsExpanded<A>(*bias, plan.param_shape, ctx) : std::vector<A>();
       std::vector<A> means(static_cast<size_t>(rows)), invs(static_cast<size_t>(rows));
       const T* in = x.data<T>();
       T* out = y.data<T>();
@@ -81,7 +114,7 @@ class LayerNormalization : public OpKernel {
       });
       auto write = [&](Tensor* dst, const std::vector<A>& src) {
         if (!dst) return;
-        Dispatch(FloatTypes{}, dst->dtype(), ctx.Describe(), [&](auto stag) {
+        Dispatch(FloatTypes{}, dst->dtype(), ctx, [&](auto stag) {
           using S = decltype(stag);
           S* p = dst->data<S>();
           for (int64_t r = 0; r < rows; ++r) p[r] = S(static_cast<Acc<S>>(src[static_cast<size_t>(r)]));

@@ -18,8 +18,8 @@
 namespace ferry::ref {
 namespace {
 
-void WriteFloats(Tensor& t, const std::vector<float>& v, const std::string& what) {
-  Dispatch(FloatTypes{}, t.dtype(), what, [&](auto tag) {
+void WriteFloats(Tensor& t, const std::vector<float>& v, const KernelContext& ctx) {
+  Dispatch(FloatTypes{}, t.dtype(), ctx, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) p[i] = T(static_cast<Acc<T>>(v[i]));
@@ -50,8 +50,88 @@ class LinearAttention : public OpKernel {
     }
   }
 
+  // The sizes of one signature: B batches of T steps, head dims d_k / d_v, query heads per kv head, and the last
+  // dims of decay and beta (0 when absent).
+  struct Plan {
+    int64_t B = 0, T = 0, dk = 0, dv = 0, group = 1, decay_last = 0, beta_last = 0;
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& q = ctx.tensor_input(0);
+    const InputSpec& k = ctx.tensor_input(1);
+    const InputSpec& v = ctx.tensor_input(2);
+    const InputSpec* past = ctx.has_input(3) ? &ctx.tensor_input(3) : nullptr;
+    const InputSpec* decay = ctx.has_input(4) ? &ctx.tensor_input(4) : nullptr;
+    const InputSpec* beta = ctx.has_input(5) ? &ctx.tensor_input(5) : nullptr;
+    const InputSpec* erase = ctx.has_input(6) ? &ctx.tensor_input(6) : nullptr;
+    if (gated_ != (decay != nullptr)) {
+      throw InvalidArgumentError(ctx.Describe() + ": the update rule " + std::string(gated_ ? "requires" : "forbids") +
+                                 " the decay input");
+    }
+    if (delta_ != (beta != nullptr)) {
+      throw InvalidArgumentError(ctx.Describe() + ": the update rule " + std::string(delta_ ? "requires" : "forbids") +
+                                 " the beta input");
+    }
+    if (erase && !delta_) throw InvalidArgumentError(ctx.Describe() + ": erase_gate needs a delta update rule");
+    for (int i = 0; i < 3; ++i) {
+      if (ctx.input(i).shape.size() != 3) {
+        throw InvalidArgumentError(ctx.Describe() + ": query/key/value must be rank 3 (B, T, H*D), got " +
+                                   ctx.InputString(i));
+      }
+    }
+    const Shape& qs = q.shape;
+    const Shape& ks = k.shape;
+    const Shape& vs = v.shape;
+    Plan p;
+    p.B = qs[0];
+    p.T = qs[1];
+    const int64_t B = p.B, T = p.T, Hq = q_heads_, Hk = kv_heads_;
+    if (qs[2] % Hq != 0 || vs[2] % Hk != 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": query/value last dims must divide by the head counts (" +
+                                 ctx.InputString(0) + ", " + ctx.InputString(2) + ")");
+    }
+    p.dk = qs[2] / Hq;
+    p.dv = vs[2] / Hk;
+    p.group = Hq / Hk;
+    const int64_t dk = p.dk, dv = p.dv;
+    if (ks[0] != B || ks[1] != T || ks[2] != Hk * dk || vs[0] != B || vs[1] != T) {
+      throw InvalidArgumentError(ctx.Describe() + ": key must be [B, T, kv_heads*d_k] and value [B, T, kv_heads*d_v]" +
+                                 ", got " + ShapeToString(ks) + " and " + ShapeToString(vs));
+    }
+    if (decay) {
+      const Shape& ds = decay->shape;
+      p.decay_last = ds.size() == 3 ? ds[2] : -1;
+      if (ds.size() != 3 || ds[0] != B || ds[1] != T || (p.decay_last != Hk && p.decay_last != Hk * dk)) {
+        throw InvalidArgumentError(ctx.Describe() + ": decay must be [B, T, kv_heads] or [B, T, kv_heads*d_k], got " +
+                                   ShapeToString(ds));
+      }
+    }
+    if (beta) {
+      const Shape& bs = beta->shape;
+      p.beta_last = bs.size() == 3 ? bs[2] : -1;
+      if (bs.size() != 3 || bs[0] != B || bs[1] != T || (p.beta_last != Hk && p.beta_last != 1)) {
+        throw InvalidArgumentError(ctx.Describe() + ": beta must be [B, T, kv_heads] or [B, T, 1], got " +
+                                   ShapeToString(bs));
+      }
+    }
+    if (erase && erase->shape != ks) {
+      throw InvalidArgumentError(ctx.Describe() + ": erase_gate must have key's shape " + ShapeToString(ks) +
+                                 ", got " + ctx.InputString(6));
+    }
+    const Shape state_shape{B, Hk, dk, dv};
+    if (past && past->shape != state_shape) {
+      throw InvalidArgumentError(ctx.Describe() + ": past_state must be " + ShapeToString(state_shape) + ", got " +
+                                 ShapeToString(past->shape));
+    }
+    for (const InputSpec* t : {&q, &k, &v, decay, beta, erase, past}) {
+      if (t) Dispatch(FloatTypes{}, t->dtype, ctx.Describe(), [](auto) {});  // read as float
+    }
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, q.dtype, {B, T, Hq * dv});
+    if (ctx.output_count() > 1) ctx.SetOutput(1, past ? past->dtype : q.dtype, state_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
-    const std::string what = ctx.Describe();
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
@@ -59,56 +139,16 @@ class LinearAttention : public OpKernel {
     const Tensor* decay = ctx.input(4);
     const Tensor* beta = ctx.input(5);
     const Tensor* erase = ctx.input(6);
-    if (gated_ != (decay != nullptr)) {
-      throw InvalidArgumentError(what + ": the update rule " + std::string(gated_ ? "requires" : "forbids") +
-                                 " the decay input");
-    }
-    if (delta_ != (beta != nullptr)) {
-      throw InvalidArgumentError(what + ": the update rule " + std::string(delta_ ? "requires" : "forbids") +
-                                 " the beta input");
-    }
-    if (erase && !delta_) throw InvalidArgumentError(what + ": erase_gate needs a delta update rule");
-    for (const Tensor* t : {&q, &k, &v}) {
-      if (t->rank() != 3) throw InvalidArgumentError(what + ": query/key/value must be rank 3 (B, T, H*D)");
-    }
-    const int64_t B = q.dim(0), T = q.dim(1), Hq = q_heads_, Hk = kv_heads_;
-    if (q.dim(2) % Hq != 0 || v.dim(2) % Hk != 0) {
-      throw InvalidArgumentError(what + ": query/value last dims must divide by the head counts");
-    }
-    const int64_t dk = q.dim(2) / Hq, dv = v.dim(2) / Hk, group = Hq / Hk;
-    if (k.dim(0) != B || k.dim(1) != T || k.dim(2) != Hk * dk || v.dim(0) != B || v.dim(1) != T) {
-      throw InvalidArgumentError(what + ": key must be [B, T, kv_heads*d_k] and value [B, T, kv_heads*d_v], got " +
-                                 ShapeToString(k.shape()) + " and " + ShapeToString(v.shape()));
-    }
-    int64_t decay_last = 0, beta_last = 0;
-    if (decay) {
-      decay_last = decay->rank() == 3 ? decay->dim(2) : -1;
-      if (decay->rank() != 3 || decay->dim(0) != B || decay->dim(1) != T || (decay_last != Hk && decay_last != Hk * dk)) {
-        throw InvalidArgumentError(what + ": decay must be [B, T, kv_heads] or [B, T, kv_heads*d_k], got " +
-                                   ShapeToString(decay->shape()));
-      }
-    }
-    if (beta) {
-      beta_last = beta->rank() == 3 ? beta->dim(2) : -1;
-      if (beta->rank() != 3 || beta->dim(0) != B || beta->dim(1) != T || (beta_last != Hk && beta_last != 1)) {
-        throw InvalidArgumentError(what + ": beta must be [B, T, kv_heads] or [B, T, 1], got " +
-                                   ShapeToString(beta->shape()));
-      }
-    }
-    if (erase && erase->shape() != k.shape()) {
-      throw InvalidArgumentError(what + ": erase_gate must have key's shape " + ShapeToString(k.shape()));
-    }
-    const Shape state_shape{B, Hk, dk, dv};
-    if (past && past->shape() != state_shape) {
-      throw InvalidArgumentError(what + ": past_state must be " + ShapeToString(state_shape) + ", got " +
-                                 ShapeToString(past->shape()));
-    }
-    const std::vector<float> qf = ReadFloats<float>(q, what), kf = ReadFloats<float>(k, what),
-                             vf = ReadFloats<float>(v, what);
-    const std::vector<float> gf = decay ? ReadFloats<float>(*decay, what) : std::vector<float>();
-    const std::vector<float> bf = beta ? ReadFloats<float>(*beta, what) : std::vector<float>();
-    const std::vector<float> ef = erase ? ReadFloats<float>(*erase, what) : std::vector<float>();
-    std::vector<float> state = past ? ReadFloats<float>(*past, what) : std::vector<float>(static_cast<size_t>(B * Hk * dk * dv), 0.f);
+    const Plan& plan = ctx.state<Plan>();
+    const int64_t B = plan.B, T = plan.T, Hq = q_heads_, Hk = kv_heads_, dk = plan.dk, dv = plan.dv;
+    const int64_t group = plan.group, decay_last = plan.decay_last, beta_last = plan.beta_last;
+    const std::vector<float> qf = ReadFloats<float>(q, ctx), kf = ReadFloats<float>(k, ctx);
+    const std::vector<float> vf = ReadFloats<float>(v, ctx);
+    const std::vector<float> gf = decay ? ReadFloats<float>(*decay, ctx) : std::vector<float>();
+    const std::vector<float> bf = beta ? ReadFloats<float>(*beta, ctx) : std::vector<float>();
+    const std::vector<float> ef = erase ? ReadFloats<float>(*erase, ctx) : std::vector<float>();
+    std::vector<float> state =
+        past ? ReadFloats<float>(*past, ctx) : std::vector<float>(static_cast<size_t>(B * Hk * dk * dv), 0.f);
     std::vector<float> out(static_cast<size_t>(B * T * Hq * dv), 0.f);
     const float scale = scale_ != 0.f ? scale_ : 1.f / std::sqrt(static_cast<float>(dk));
     ParallelFor(ctx.threads(), B * Hk, 1, [&](int64_t begin, int64_t end) {
@@ -156,10 +196,8 @@ class LinearAttention : public OpKernel {
         }
       }
     });
-    WriteFloats(ctx.Output(0, q.dtype(), {B, T, Hq * dv}), out, what);
-    if (ctx.output_requested(1)) {
-      WriteFloats(ctx.Output(1, past ? past->dtype() : q.dtype(), state_shape), state, what);
-    }
+    WriteFloats(ctx.Output(0), out, ctx);
+    if (ctx.output_requested(1)) WriteFloats(ctx.Output(1), state, ctx);
   }
 
  private:

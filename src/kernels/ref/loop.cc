@@ -1,7 +1,7 @@
 // Loop: runs `body` while (i < M) && cond. Inputs: M (optional trip count), cond (optional), N loop-carried
 // values (tensors, sequences or optionals). Body: (iteration_num, cond, carried...) -> (cond, carried..., K scan
 // elements). Outputs: the N final carried values, then K scan outputs stacking each iteration's element along a
-// new axis 0.
+// new axis 0. Prepare checks M and cond; every output is dynamic (what the body makes).
 #include <limits>
 
 #include "kernels/kernel_def.h"
@@ -33,18 +33,31 @@ class Loop : public OpKernel {
     }
   }
 
+  // Checks M and cond; the outputs are what the body makes (dynamic).
+  void Prepare(PrepareContext& ctx) const override {
+    if (ctx.has_input(0)) {
+      const InputSpec& m = ctx.tensor_input(0);
+      if (m.dtype != DataType::kInt64 || ShapeElementCount(m.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'M' must be an int64 tensor with one element, got " +
+                                   std::string(DataTypeName(m.dtype)) + ShapeToString(m.shape));
+      }
+    }
+    if (ctx.has_input(1)) {
+      const InputSpec& c = ctx.tensor_input(1);
+      if (c.dtype != DataType::kBool || ShapeElementCount(c.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'cond' must be a bool tensor with one element, got " +
+                                   std::string(DataTypeName(c.dtype)) + ShapeToString(c.shape));
+      }
+    }
+    for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
+  }
+
   void Compute(KernelContext& ctx) const override {
     int64_t max_trips = std::numeric_limits<int64_t>::max();
-    if (const Tensor* m = ctx.input(0)) {
-      if (m->dtype() != DataType::kInt64 || m->size() != 1) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'M' must be an int64 tensor with one element, got " +
-                                   std::string(DataTypeName(m->dtype())) + ShapeToString(m->shape()));
-      }
-      max_trips = m->data<int64_t>()[0];
-    }
+    if (const Tensor* m = ctx.input(0)) max_trips = m->data<int64_t>()[0];
     const Tensor* cond_in = ctx.input(1);
     bool cond = true;
-    if (cond_in) cond = ReadCond(ctx, *cond_in, "input 'cond'");
+    if (cond_in) cond = cond_in->data<bool>()[0];
 
     std::vector<Value> carried(num_carried_);
     for (size_t i = 0; i < num_carried_; ++i) {
@@ -115,6 +128,7 @@ class Loop : public OpKernel {
   }
 
  private:
+  // The body's cond output (data: checked as each iteration returns it).
   static bool ReadCond(const KernelContext& ctx, const Tensor& t, const char* what) {
     if (t.dtype() != DataType::kBool || t.size() != 1) {
       throw InvalidArgumentError(ctx.Describe() + ": " + what + " must be a bool tensor with one element, got " +

@@ -19,16 +19,31 @@ class LpNormalization : public OpKernel {
     }
   }
 
+  // X viewed as [outer, n, inner] around the axis.
+  struct Plan {
+    int64_t outer = 1, n = 1, inner = 1;
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (ShapeElementCount(x.shape) == 0) return;  // nothing to normalise: the axis is not resolved
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = rank == 0 ? 0 : NormalizeAxis(axis_, rank, ctx.Describe());
+    Plan p;
+    p.n = rank == 0 ? 1 : x.shape[static_cast<size_t>(axis)];
+    for (int64_t d = 0; d < axis; ++d) p.outer *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x.shape[static_cast<size_t>(d)];
+    ctx.EmplaceState(p);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    Tensor& y = ctx.Output(0);
     if (x.size() == 0) return;
-    const int64_t rank = x.rank();
-    const int64_t axis = rank == 0 ? 0 : NormalizeAxis(axis_, rank, ctx.Describe());
-    int64_t outer = 1, n = rank == 0 ? 1 : x.dim(axis), inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    const Plan& plan = ctx.state<Plan>();
+    const int64_t outer = plan.outer, n = plan.n, inner = plan.inner;
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();
@@ -75,7 +90,10 @@ void RegisterLpNormalizationKernels(KernelRegistry& r) {
          .until = 21,
          .types = {{"T", {DataType::kFloat, DataType::kDouble, DataType::kFloat16}}},
          .create = MakeKernel<LpNormalization>});
-  r.Add({.op = "LpNormalization", .since = 22, .types = {{"T", dtypes::Floats()}}, .create = MakeKernel<LpNormalization>});
+  r.Add({.op = "LpNormalization",
+         .since = 22,
+         .types = {{"T", dtypes::Floats()}},
+         .create = MakeKernel<LpNormalization>});
 }
 
 }  // namespace ferry::ref

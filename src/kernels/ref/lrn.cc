@@ -24,17 +24,24 @@ class LRN : public OpKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 2, got " + ctx.InputString(0));
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.rank() < 2) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 2");
     const int64_t channels = x.dim(1);
     int64_t spatial = 1;
     for (int64_t d = 2; d < x.rank(); ++d) spatial *= x.dim(d);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
+    Tensor& y = ctx.Output(0);
     if (x.size() == 0) return;
     const int64_t before = (size_ - 1) / 2;
     const int64_t after = size_ - 1 - before;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();

@@ -18,9 +18,11 @@ class Lstm : public OpKernel {
       : attrs_(rnn::ParseAttributes(node, {"Sigmoid", "Tanh", "Tanh"})),
         input_forget_(node.GetInt("input_forget", 0) != 0) {}
 
+  void Prepare(PrepareContext& ctx) const override { rnn::Prepare(ctx, attrs_, 4, true); }
+
   void Compute(KernelContext& ctx) const override {
     const DataType dtype = ctx.required_input(0).dtype();
-    Dispatch(FloatTypes{}, dtype, ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, dtype, ctx, [&](auto tag) {
       using T = decltype(tag);
       Run<T>(ctx, dtype);
     });

@@ -9,7 +9,6 @@
 #include "kernels/ref/common.h"
 #include "kernels/ref/gemm.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 #include "semantics/matmul.h"
 
 namespace ferry::ref {
@@ -107,25 +106,26 @@ class MatMul : public OpKernel {
  public:
   explicit MatMul(const ir::Node&) {}
 
-  // GemmF32's packing panels at the node's static shapes.
-  void AddWorkspace(const ir::Node& node, int threads, Workspace& ws) const override {
-    const auto a = StaticShape(node, 0), b = StaticShape(node, 1);
-    if (!a || !b || !GemmsAsFloat(node.input(0)->type().elem_type)) return;
-    try {
-      AddMatMulF32Workspace(PlanMatMul(*a, *b, node.Describe()), threads, ws);
-    } catch (const InvalidArgumentError&) {  // a shape error, left for Compute to report
+  // The product's geometry for these shapes, and GemmF32's packing panels.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.dtype != b.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": A and B have different element types (" + ctx.InputString(0) +
+                                 ", " + ctx.InputString(1) + ")");
     }
+    const MatMulPlan& p = ctx.EmplaceState(PlanMatMul(a.shape, b.shape, ctx.Describe()));
+    if (GemmsAsFloat(a.dtype)) AddMatMulF32Workspace(p, ctx.threads(), ctx.workspace());
+    ctx.SetOutput(0, a.dtype, p.out_shape);
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
-    const std::string what = ctx.Describe();
-    if (a.dtype() != b.dtype()) throw InvalidArgumentError(what + ": A and B have different element types");
-    const MatMulPlan p = PlanMatMul(a.shape(), b.shape(), what);
-    Tensor& y = ctx.Output(0, a.dtype(), p.out_shape);
+    const MatMulPlan& p = ctx.state<MatMulPlan>();
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    Dispatch(NumericTypes{}, a.dtype(), what, [&](auto tag) {
+    Dispatch(NumericTypes{}, a.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, float>) {
         MatMulF32(p, a.data<float>(), b.data<float>(), y.data<float>(), ctx.threads());

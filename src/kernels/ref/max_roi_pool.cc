@@ -1,8 +1,10 @@
 // MaxRoiPool: for each region of interest (batch_index, x1, y1, x2, y2), scaled by spatial_scale and rounded,
-// max-pools every channel over a pooled_shape grid of bins (Caffe's ROI pooling); empty bins give 0.
+// max-pools every channel over a pooled_shape grid of bins (Caffe's ROI pooling); empty bins give 0. A batch index
+// outside X is the rois' data: Compute reports it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
@@ -22,22 +24,28 @@ class MaxRoiPool : public OpKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& rois = ctx.tensor_input(1);
+    if (x.shape.size() != 4) {
+      throw InvalidArgumentError(ctx.Describe() + ": X must be 4-D [N, C, H, W], got " + ShapeToString(x.shape) +
+                                 " (" + ctx.InputString(0) + ")");
+    }
+    if (rois.shape.size() != 2 || rois.shape[1] != 5 || rois.dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": rois must be [num_rois, 5] of X's type, got " +
+                                 ShapeToString(rois.shape) + " (" + ctx.InputString(1) + ")");
+    }
+    ctx.SetOutput(0, x.dtype, {rois.shape[0], x.shape[1], pooled_[0], pooled_[1]});
+  }
+
   void Compute(KernelContext& ctx) const override {
-    const std::string what = ctx.Describe();
     const Tensor& x = ctx.required_input(0);
     const Tensor& rois = ctx.required_input(1);
-    if (x.rank() != 4) {
-      throw InvalidArgumentError(what + ": X must be 4-D [N, C, H, W], got " + ShapeToString(x.shape()));
-    }
-    if (rois.rank() != 2 || rois.dim(1) != 5 || rois.dtype() != x.dtype()) {
-      throw InvalidArgumentError(what + ": rois must be [num_rois, 5] of X's type, got " +
-                                 ShapeToString(rois.shape()));
-    }
     const int64_t n = x.dim(0), channels = x.dim(1), h = x.dim(2), w = x.dim(3);
     const int64_t ph = pooled_[0], pw = pooled_[1], num = rois.dim(0);
-    Tensor& y = ctx.Output(0, x.dtype(), {num, channels, ph, pw});
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* xp = x.data<T>();
@@ -46,8 +54,8 @@ class MaxRoiPool : public OpKernel {
       for (int64_t r = 0; r < num; ++r) {
         const double bd = static_cast<double>(rp[r * 5]);
         if (!(bd >= 0) || bd >= static_cast<double>(n)) {
-          throw InvalidArgumentError(what + ": roi " + std::to_string(r) + " has batch index " + std::to_string(bd) +
-                                     " outside [0, " + std::to_string(n) + ")");
+          throw InvalidArgumentError(ctx.Describe() + ": roi " + std::to_string(r) + " has batch index " +
+                                     std::to_string(bd) + " outside [0, " + std::to_string(n) + ")");
         }
       }
       ParallelFor(ctx.threads(), num * channels, 4, [&](int64_t begin, int64_t end) {

@@ -14,21 +14,37 @@ class MeanVarianceNormalization : public OpKernel {
  public:
   explicit MeanVarianceNormalization(const ir::Node& node) : axes_(node.GetInts("axes", {0, 2, 3})) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    if (x.size() == 0) return;
-    const int64_t rank = x.rank();
+  // The statistics' layout: per dim, its stride into the statistics array (0 for reduced dims), and their count.
+  struct Plan {
+    std::vector<int64_t> stat_stride;
+    int64_t stats = 1;
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (ShapeElementCount(x.shape) == 0) return;  // nothing to normalise: the axes are not resolved
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
     std::vector<bool> reduced(static_cast<size_t>(rank), false);
     for (int64_t a : axes_) reduced[static_cast<size_t>(NormalizeAxis(a, rank, ctx.Describe()))] = true;
-    // Strides of the kept (not reduced) dims into the statistics array; 0 for reduced dims.
-    std::vector<int64_t> stat_stride(static_cast<size_t>(rank), 0);
-    int64_t stats = 1;
+    Plan p;
+    p.stat_stride.assign(static_cast<size_t>(rank), 0);
     for (int64_t d = rank; d-- > 0;) {
       if (reduced[static_cast<size_t>(d)]) continue;
-      stat_stride[static_cast<size_t>(d)] = stats;
-      stats *= x.dim(d);
+      p.stat_stride[static_cast<size_t>(d)] = p.stats;
+      p.stats *= x.shape[static_cast<size_t>(d)];
     }
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
+    if (x.size() == 0) return;
+    const int64_t rank = x.rank();
+    const Plan& plan = ctx.state<Plan>();
+    const std::vector<int64_t>& stat_stride = plan.stat_stride;
+    const int64_t stats = plan.stats;
     const double count = static_cast<double>(x.size()) / static_cast<double>(stats);
     // Statistic index of every element, walked once with an odometer.
     std::vector<int64_t> index(static_cast<size_t>(x.size()));
@@ -46,7 +62,7 @@ class MeanVarianceNormalization : public OpKernel {
         }
       }
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();

@@ -48,24 +48,47 @@ class NonMaxSuppression : public OpKernel {
     }
   }
 
+  // The output's row count depends on the scores: dynamic.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& boxes = ctx.tensor_input(0);
+    const InputSpec& scores = ctx.tensor_input(1);
+    if (boxes.dtype != DataType::kFloat || scores.dtype != DataType::kFloat) {
+      throw UnsupportedError(ctx.Describe() + ": boxes and scores must be float32 (" + ctx.InputString(0) + ", " +
+                             ctx.InputString(1) + ")");
+    }
+    const Shape& bs = boxes.shape;
+    const Shape& ss = scores.shape;
+    if (bs.size() != 3 || bs[2] != 4) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'boxes' must have shape [batches, boxes, 4], got " +
+                                 ShapeToString(bs));
+    }
+    if (ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1]) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'scores' must have shape [" + std::to_string(bs[0]) +
+                                 ", classes, " + std::to_string(bs[1]) + "] to match boxes " + ShapeToString(bs) +
+                                 ", got " + ShapeToString(ss));
+    }
+    if (Given(ctx, 2)) {
+      const DataType t = ctx.input(2).dtype;
+      if (t != DataType::kInt32 && t != DataType::kInt64) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'max_output_boxes_per_class': expected an int32 or " +
+                                   "int64 tensor, got " + std::string(DataTypeName(t)));
+      }
+    }
+    for (int i : {3, 4}) {
+      if (Given(ctx, i) && ctx.input(i).dtype != DataType::kFloat) {
+        throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " must be float32, got " +
+                                   std::string(DataTypeName(ctx.input(i).dtype)));
+      }
+    }
+    ctx.SetOutputDynamic(0);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& boxes = ctx.required_input(0);
     const Tensor& scores = ctx.required_input(1);
-    if (boxes.dtype() != DataType::kFloat || scores.dtype() != DataType::kFloat) {
-      throw UnsupportedError(ctx.Describe() + ": boxes and scores must be float32");
-    }
-    if (boxes.rank() != 3 || boxes.dim(2) != 4) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'boxes' must have shape [batches, boxes, 4], got " +
-                                 ShapeToString(boxes.shape()));
-    }
-    if (scores.rank() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1)) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'scores' must have shape [" + std::to_string(boxes.dim(0)) +
-                                 ", classes, " + std::to_string(boxes.dim(1)) + "] to match boxes " +
-                                 ShapeToString(boxes.shape()) + ", got " + ShapeToString(scores.shape()));
-    }
     int64_t max_per_class = 0;
-    if (const Tensor* t = ctx.input(2); t && t->size() > 0) {
-      max_per_class = ReadInt64s(*t, ctx.Describe() + ": input 'max_output_boxes_per_class'")[0];
+    if (const Tensor* t = ctx.input(2); t && t->size() > 0) {  // int32 or int64 (Prepare checked)
+      max_per_class = t->dtype() == DataType::kInt64 ? t->data<int64_t>()[0] : t->data<int32_t>()[0];
     }
     float iou_threshold = ScalarFloat(ctx, 3, 0.0f);
     const Tensor* score_t = ctx.input(4);
@@ -119,13 +142,14 @@ class NonMaxSuppression : public OpKernel {
   }
 
  private:
+  // Input i is present and not empty (an empty optional input takes its default).
+  static bool Given(const PrepareContext& ctx, int i) {
+    return ctx.has_input(i) && ShapeElementCount(ctx.tensor_input(i).shape) > 0;
+  }
+  // Input i's first value (float32: Prepare checked), or `def` when it is absent or empty.
   static float ScalarFloat(KernelContext& ctx, int i, float def) {
     const Tensor* t = ctx.input(i);
     if (!t || t->size() == 0) return def;
-    if (t->dtype() != DataType::kFloat) {
-      throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " must be float32, got " +
-                                 std::string(DataTypeName(t->dtype())));
-    }
     return t->data<float>()[0];
   }
 

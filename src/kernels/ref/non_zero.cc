@@ -26,6 +26,12 @@ class NonZero : public OpKernel {
  public:
   explicit NonZero(const ir::Node&) {}
 
+  // The count of non-zero elements is data: the output is dynamic.
+  void Prepare(PrepareContext& ctx) const override {
+    ctx.tensor_input(0);  // a tensor: throws naming the node otherwise
+    ctx.SetOutputDynamic(0);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const int64_t n = x.size();
@@ -37,7 +43,7 @@ class NonZero : public OpKernel {
                                          : x.data<std::complex<double>>()[i] != std::complex<double>(0, 0);
       }
     } else {
-      Dispatch(AllTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+      Dispatch(AllTypes{}, x.dtype(), ctx, [&](auto tag) {
         using T = decltype(tag);
         const T* p = x.data<T>();
         for (int64_t i = 0; i < n; ++i) nz[static_cast<size_t>(i)] = IsNonZero(p[i]);

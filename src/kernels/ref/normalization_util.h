@@ -1,6 +1,7 @@
-// Helpers shared by the normalisation kernels (BatchNormalization, LayerNormalization, GroupNormalization, ...):
-// reading small float parameter tensors (scale, bias, mean) into an accumulator-typed vector, optionally
-// broadcast (unidirectionally) to a target shape.
+// Helpers shared by the normalisation kernels (BatchNormalization, LayerNormalization, GroupNormalization, ...)
+// and the other ref kernels that compute in an accumulator type (the attentions, CausalConvWithState): reading
+// float tensors (scale, bias, mean, Q/K/V) into an accumulator-typed vector, optionally broadcast
+// (unidirectionally) to a target shape.
 #pragma once
 
 #include <string>
@@ -11,11 +12,12 @@
 
 namespace ferry::ref {
 
-// Copies a float tensor (float, double, float16, bfloat16) into a vector of A.
-template <typename A>
-std::vector<A> ReadFloats(const Tensor& t, const std::string& what) {
+// Copies a float tensor (float, double, float16, bfloat16) into a vector of A. `where` names the node for the
+// error on another type: a std::string, or in a Compute the KernelContext (described only on the error path).
+template <typename A, typename Where>
+std::vector<A> ReadFloats(const Tensor& t, const Where& where) {
   std::vector<A> out(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), what, [&](auto tag) {
+  Dispatch(FloatTypes{}, t.dtype(), where, [&](auto tag) {
     using T = decltype(tag);
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.size(); ++i) out[static_cast<size_t>(i)] = static_cast<A>(static_cast<Acc<T>>(p[i]));
@@ -26,6 +28,16 @@ std::vector<A> ReadFloats(const Tensor& t, const std::string& what) {
 // True when `from` broadcasts unidirectionally to `to` (numpy rules, `to` unchanged): semantics/broadcast.h.
 using semantics::BroadcastsTo;
 
+// `flat` (the elements of a tensor of shape `from`) laid out in `target` shape; `from` broadcasts to `target`.
+template <typename A>
+std::vector<A> ExpandFloats(std::vector<A> flat, const Shape& from, const Shape& target) {
+  if (from == target) return flat;
+  BroadcastIterator it(target, {from});
+  std::vector<A> out(static_cast<size_t>(it.size()));
+  it.ForEach([&](int64_t i, const int64_t* off) { out[static_cast<size_t>(i)] = flat[static_cast<size_t>(off[0])]; });
+  return out;
+}
+
 // Reads `t` as a vector of A laid out in `target` shape (broadcasting `t` to it); throws InvalidArgumentError
 // naming `what` and `input` when the shapes do not broadcast.
 template <typename A>
@@ -35,12 +47,14 @@ std::vector<A> ReadFloatsExpanded(const Tensor& t, const Shape& target, const st
     throw InvalidArgumentError(what + ": input '" + input + "' of shape " + ShapeToString(t.shape()) +
                                " does not broadcast to " + ShapeToString(target));
   }
-  std::vector<A> flat = ReadFloats<A>(t, what);
-  if (t.shape() == target) return flat;
-  BroadcastIterator it(target, {t.shape()});
-  std::vector<A> out(static_cast<size_t>(it.size()));
-  it.ForEach([&](int64_t i, const int64_t* off) { out[static_cast<size_t>(i)] = flat[static_cast<size_t>(off[0])]; });
-  return out;
+  return ExpandFloats(ReadFloats<A>(t, what), t.shape(), target);
+}
+
+// ReadFloatsExpanded for a Compute: Prepare checked that `t` broadcasts to `target`; the node is described only
+// on the error path.
+template <typename A>
+std::vector<A> ReadFloatsExpanded(const Tensor& t, const Shape& target, const KernelContext& ctx) {
+  return ExpandFloats(ReadFloats<A>(t, ctx), t.shape(), target);
 }
 
 // Accumulator type for the ONNX `stash_type` attribute: the element type used for mean/variance outputs.

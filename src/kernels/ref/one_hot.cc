@@ -9,45 +9,91 @@
 namespace ferry::ref {
 namespace {
 
+// Runs fn() (a copy_util reader given an empty description) and puts `ctx`'s description and `what` before the
+// message of the InvalidArgumentError it throws: the description is built only on that error path.
+template <typename Ctx, typename Fn>
+auto Naming(const Ctx& ctx, const char* what, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(ctx.Describe() + what + e.what());
+  }
+}
+
+// The depth input's value (a positive scalar), in Prepare for a constant depth or in Compute from the data.
+template <typename Ctx>
+int64_t ResolveDepth(const Tensor& depth_t, const Ctx& ctx) {
+  const int64_t depth = Naming(ctx, ": input 'depth'", [&] { return ReadScalarInteger(depth_t, std::string()); });
+  if (depth <= 0) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'depth' must be positive, got " + std::to_string(depth));
+  }
+  return depth;
+}
+
+Shape OutShape(const Shape& indices, int64_t axis, int64_t depth) {
+  Shape out_shape(indices.begin(), indices.begin() + axis);
+  out_shape.push_back(depth);
+  out_shape.insert(out_shape.end(), indices.begin() + axis, indices.end());
+  return out_shape;
+}
+
 class OneHot : public OpKernel {
  public:
   explicit OneHot(const ir::Node& node) : axis_(node.GetInt("axis", -1)) {}
 
+  // The output shape is known when depth is a constant; dynamic otherwise.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& indices = ctx.tensor_input(0);
+    const InputSpec& depth_t = ctx.tensor_input(1);
+    const InputSpec& values = ctx.tensor_input(2);
+    if (ShapeElementCount(depth_t.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'depth': expected a scalar, got " +
+                                 std::string(DataTypeName(depth_t.dtype)) + ShapeToString(depth_t.shape));
+    }
+    if (ShapeElementCount(values.shape) != 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'values' must hold [off_value, on_value], got " +
+                                 std::string(DataTypeName(values.dtype)) + ShapeToString(values.shape));
+    }
+    Plan p;
+    p.axis = NormalizeAxis(axis_, static_cast<int64_t>(indices.shape.size()) + 1, ctx.Describe());
+    for (size_t d = static_cast<size_t>(p.axis); d < indices.shape.size(); ++d) p.inner *= indices.shape[d];
+    if (const Tensor* t = ctx.constant(1)) {
+      p.depth = ResolveDepth(*t, ctx);
+      ctx.SetOutput(0, values.dtype, OutShape(indices.shape, p.axis, p.depth));
+    } else {
+      ctx.SetOutputDynamic(0);
+    }
+    ctx.EmplaceState(p);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& indices = ctx.required_input(0);
-    const Tensor& depth_t = ctx.required_input(1);
     const Tensor& values = ctx.required_input(2);
-    const int64_t depth = ReadScalarInteger(depth_t, ctx.Describe() + ": input 'depth'");
-    if (depth <= 0) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'depth' must be positive, got " + std::to_string(depth));
-    }
-    if (values.size() != 2) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'values' must hold [off_value, on_value], got " +
-                                 DescribeTensor(values));
-    }
-    const int64_t rank = indices.rank() + 1;
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    Shape out_shape(indices.shape().begin(), indices.shape().begin() + axis);
-    out_shape.push_back(depth);
-    out_shape.insert(out_shape.end(), indices.shape().begin() + axis, indices.shape().end());
-    const std::vector<int64_t> idx = ReadIntegers(indices, ctx.Describe() + ": input 'indices'");
-    Tensor& y = ctx.Output(0, values.dtype(), out_shape);
+    const Plan& p = ctx.state<Plan>();
+    const int64_t depth = p.depth > 0 ? p.depth : ResolveDepth(ctx.required_input(1), ctx);
+    const std::vector<int64_t> idx = Naming(ctx, ": input 'indices'",
+                                            [&] { return ReadIntegers(indices, std::string()); });
+    Tensor& y = p.depth > 0 ? ctx.Output(0) : ctx.Output(0, values.dtype(), OutShape(indices.shape(), p.axis, depth));
     FillElements(y.dtype(), y.raw_data(), 0, y.size(), values.raw_data(), 0);
-    int64_t inner = 1;
-    for (int64_t d = axis; d < indices.rank(); ++d) inner *= indices.dim(d);
-    DispatchElements(y.dtype(), ctx.Describe(), [&](auto acc) {
+    const int64_t inner = p.inner;
+    DispatchElements(y.dtype(), "OneHot", [&](auto acc) {
       using A = decltype(acc);
       const auto on = A::Get(values.raw_data(), 1);
-      for (size_t p = 0; p < idx.size(); ++p) {
-        int64_t v = idx[p] < 0 ? idx[p] + depth : idx[p];
+      for (size_t q = 0; q < idx.size(); ++q) {
+        int64_t v = idx[q] < 0 ? idx[q] + depth : idx[q];
         if (v < 0 || v >= depth) continue;
-        const int64_t o = static_cast<int64_t>(p) / inner, i = static_cast<int64_t>(p) % inner;
+        const int64_t o = static_cast<int64_t>(q) / inner, i = static_cast<int64_t>(q) % inner;
         A::Set(y.raw_data(), (o * depth + v) * inner + i, on);
       }
     });
   }
 
  private:
+  struct Plan {
+    int64_t axis = 0;    // the new dimension's place in the output
+    int64_t inner = 1;   // elements of indices after the axis
+    int64_t depth = -1;  // the constant depth, or -1: read it in Compute
+  };
   int64_t axis_;
 };
 

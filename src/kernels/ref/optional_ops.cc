@@ -16,6 +16,8 @@ class Optional : public OpKernel {
       throw InvalidModelError(node.Describe() + ": without an input, attribute 'type' is required");
     }
   }
+  // An optional is not a tensor: dynamic.
+  void Prepare(PrepareContext& ctx) const override { ctx.SetOutputDynamic(0); }
   void Compute(KernelContext& ctx) const override {
     const Value* v = ctx.input_value(0);
     if (!v || v->is_none()) {
@@ -31,10 +33,15 @@ class Optional : public OpKernel {
 class OptionalHasElement : public OpKernel {
  public:
   explicit OptionalHasElement(const ir::Node& node) : strict_(node.opset() < 18) {}
+  void Prepare(PrepareContext& ctx) const override {
+    if (strict_ && !ctx.node().input(0)) {
+      throw InvalidModelError(ctx.Describe() + ": required input 'input' is missing");
+    }
+    ctx.SetOutput(0, DataType::kBool, {});
+  }
   void Compute(KernelContext& ctx) const override {
     const Value* v = ctx.input_value(0);
-    if (strict_ && !v) throw InvalidModelError(ctx.Describe() + ": required input 'input' is missing");
-    ctx.Output(0, DataType::kBool, {}).data<bool>()[0] = v && !v->is_none();
+    ctx.Output(0).data<bool>()[0] = v && !v->is_none();
   }
 
  private:
@@ -44,6 +51,8 @@ class OptionalHasElement : public OpKernel {
 class OptionalGetElement : public OpKernel {
  public:
   explicit OptionalGetElement(const ir::Node&) {}
+  // The element may be a tensor or a sequence, and an empty optional is known only from the data: dynamic.
+  void Prepare(PrepareContext& ctx) const override { ctx.SetOutputDynamic(0); }
   void Compute(KernelContext& ctx) const override {
     const Value* v = ctx.input_value(0);
     if (!v || v->is_none()) {

@@ -83,45 +83,58 @@ class Pad : public OpKernel {
     }
   }
 
+  // The output shape and source offsets when the pads (and axes) are known: attributes before opset 11, constant
+  // inputs after; dynamic otherwise (Compute resolves them from the data).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (mode_ == PadMode::kConstant && opset_ >= 11 && ctx.has_input(2)) {
+      const InputSpec& v = ctx.tensor_input(2);
+      if (ShapeElementCount(v.shape) > 0 && v.dtype != x.dtype) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'constant_value' " + std::string(DataTypeName(v.dtype)) +
+                                   ShapeToString(v.shape) + " must have the data type of input 'data' (" +
+                                   std::string(DataTypeName(x.dtype)) + ")");
+      }
+    }
+    const Tensor shape_only = Tensor::Wrap(x.dtype, x.shape, nullptr, nullptr);
+    const std::string what = ctx.Describe();
+    if (opset_ < 11) {
+      Plan& p = ctx.EmplaceState(MakePlan(shape_only, attr_pads_, nullptr, what));
+      if (mode_ == PadMode::kConstant) p.value = AttrValue(x.dtype, what);
+      return ctx.SetOutput(0, x.dtype, p.out_shape);
+    }
+    const Tensor* pads = ctx.constant(1);
+    const Tensor* axes = ctx.constant(3);
+    if (!pads || (ctx.has_input(3) && !axes)) return ctx.SetOutputDynamic(0);
+    const std::vector<int64_t> pad_values = ReadInt64s(*pads, what + ": input 'pads'");
+    ctx.SetOutput(0, x.dtype, ctx.EmplaceState(MakePlan(shape_only, pad_values, axes, what)).out_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
+    const Plan* prepared = ctx.state_if_any<Plan>();
+    Plan read;  // pads (and axes) read from this run's data: their errors are the data's, naming the node
+    if (!prepared) {
+      const std::string what = ctx.Describe();
+      read = MakePlan(x, ReadInt64s(ctx.required_input(1), what + ": input 'pads'"), ctx.input(3), what);
+    }
+    const Plan& p = prepared ? *prepared : read;
     const int64_t rank = x.rank();
-    std::vector<int64_t> pads = attr_pads_;
-    std::vector<int64_t> axes;
-    if (opset_ >= 11) {
-      pads = ReadInt64s(ctx.required_input(1), what + ": input 'pads'");
-      if (const Tensor* a = ctx.input(3)) axes = ReadInt64s(*a, what + ": input 'axes'");
-    }
-    if (axes.empty() && !(opset_ >= 11 && ctx.input(3))) {
-      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-    }
-    const PadShape ps = ResolvePad(x, pads, axes, what);
-    const std::vector<int64_t>& begin = ps.begin;
-    const Shape& out_shape = ps.out_shape;
-    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
+    const Shape& out_shape = p.out_shape;
+    Tensor& y = prepared ? ctx.Output(0) : ctx.Output(0, x.dtype(), out_shape);
     if (mode_ == PadMode::kConstant) {
-      Tensor value = ConstantValue(ctx, x.dtype());
-      CopyShifted(x, y, begin, value.defined() ? &value : nullptr, ctx.threads());
+      const Tensor* value = &p.value;
+      if (opset_ >= 11) {
+        const Tensor* v = ctx.input(2);
+        value = v && v->size() > 0 ? v : nullptr;
+      } else if (!p.value.defined()) {
+        value = nullptr;
+      }
+      CopyShifted(x, y, p.begin, value, ctx.threads());
       return;
     }
     if (y.size() == 0) return;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (x.dim(d) == 0) {
-        throw InvalidArgumentError(what + ": cannot pad empty dimension " + std::to_string(d) + " of input " +
-                                   DescribeTensor(x) + " in a non-constant mode");
-      }
-    }
-    // Per dimension, the source offset of every output index.
-    const std::vector<int64_t> in_strides = Strides(x.shape());
-    std::vector<std::vector<int64_t>> offs(static_cast<size_t>(rank));
-    for (size_t d = 0; d < offs.size(); ++d) {
-      offs[d].resize(static_cast<size_t>(out_shape[d]));
-      for (int64_t o = 0; o < out_shape[d]; ++o) {
-        offs[d][static_cast<size_t>(o)] = PadSourceIndex(mode_, o - begin[d], x.shape()[d]) * in_strides[d];
-      }
-    }
-    DispatchElements(x.dtype(), what, [&](auto acc) {
+    const std::vector<std::vector<int64_t>>& offs = p.offs;
+    DispatchElements(x.dtype(), "Pad", [&](auto acc) {
       using A = decltype(acc);
       if (rank == 0) {
         A::Set(y.raw_data(), 0, A::Get(x.raw_data(), 0));
@@ -146,21 +159,50 @@ class Pad : public OpKernel {
   }
 
  private:
-  // The constant fill value as a one-element tensor of `dtype` (undefined: leave the zero-initialised output).
-  Tensor ConstantValue(KernelContext& ctx, DataType dtype) const {
-    if (opset_ >= 11) {
-      const Tensor* v = ctx.input(2);
-      if (!v || v->size() == 0) return {};
-      if (v->dtype() != dtype) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'constant_value' " + DescribeTensor(*v) +
-                                   " must have the data type of input 'data' (" + std::string(DataTypeName(dtype)) +
-                                   ")");
-      }
-      return *v;
+  struct Plan {
+    std::vector<int64_t> begin;  // per dimension: the pad before (negative: a crop)
+    Shape out_shape;
+    std::vector<std::vector<int64_t>> offs;  // non-constant modes: per dimension, each output index's source offset
+    Tensor value;                            // opsets < 11: the fill value (undefined: the zeroed output)
+  };
+
+  // The geometry for x's shape (x may have no data) and these pads; `axes_t` (opset 18+) lists the padded axes,
+  // all of them when null. Throws InvalidArgumentError naming `what` for pads or axes that do not fit x, or an
+  // empty dimension to pad in a non-constant mode.
+  Plan MakePlan(const Tensor& x, const std::vector<int64_t>& pads, const Tensor* axes_t,
+                const std::string& what) const {
+    const int64_t rank = x.rank();
+    std::vector<int64_t> axes;
+    if (axes_t) {
+      axes = ReadInt64s(*axes_t, what + ": input 'axes'");
+    } else {
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     }
+    PadShape ps = ResolvePad(x, pads, axes, what);
+    Plan p{std::move(ps.begin), std::move(ps.out_shape), {}, {}};
+    if (mode_ == PadMode::kConstant || ShapeElementCount(p.out_shape) == 0) return p;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (x.dim(d) == 0) {
+        throw InvalidArgumentError(what + ": cannot pad empty dimension " + std::to_string(d) + " of input " +
+                                   DescribeTensor(x) + " in a non-constant mode");
+      }
+    }
+    const std::vector<int64_t> in_strides = Strides(x.shape());
+    p.offs.resize(static_cast<size_t>(rank));
+    for (size_t d = 0; d < p.offs.size(); ++d) {
+      p.offs[d].resize(static_cast<size_t>(p.out_shape[d]));
+      for (int64_t o = 0; o < p.out_shape[d]; ++o) {
+        p.offs[d][static_cast<size_t>(o)] = PadSourceIndex(mode_, o - p.begin[d], x.shape()[d]) * in_strides[d];
+      }
+    }
+    return p;
+  }
+
+  // Opsets < 11: the `value` attribute as a one-element tensor of `dtype` (undefined: leave the zeroed output).
+  Tensor AttrValue(DataType dtype, const std::string& what) const {
     if (attr_value_ == 0.0f && !std::signbit(attr_value_)) return {};
     Tensor t(dtype, {1});
-    Dispatch(NumericTypes{}, dtype, ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, dtype, what, [&](auto tag) {
       using T = decltype(tag);
       t.data<T>()[0] = static_cast<T>(static_cast<Acc<T>>(attr_value_));
     });

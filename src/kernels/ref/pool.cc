@@ -1,7 +1,8 @@
 // MaxPool, AveragePool, LpPool: N-D sliding-window reductions sharing one window geometry (auto_pad, pads,
-// strides, dilations, ceil_mode) and one precomputed window list (PoolWindows), reduced per (image, channel)
-// plane in parallel. MaxPool can also return the flat argmax indices (row- or column-major, storage_order);
-// AveragePool divides by the taps inside the input, or with count_include_pad by the taps inside the padded input.
+// strides, dilations, ceil_mode) and one window list (PoolWindows, built by Prepare for the input shape), reduced
+// per (image, channel) plane in parallel. MaxPool can also return the flat argmax indices (row- or column-major,
+// storage_order); AveragePool divides by the taps inside the input, or with count_include_pad by the taps inside the
+// padded input.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -35,14 +36,13 @@ struct PoolOptions {
   double p = 2.0;                  // LpPool
 };
 
-// Pools `planes` planes of g.in_size() elements (xp) into planes of g.out_size() elements (yp); for MaxPool also
-// the flat argmax into ip when it is not null. Planes are split over up to `max_threads` threads when the work is
-// large enough.
+// Pools `planes` planes of g.in_size() elements (xp) into planes of g.out_size() elements (yp) over g's window
+// list; for MaxPool also the flat argmax into ip when it is not null. Planes are split over up to `max_threads`
+// threads when the work is large enough.
 template <typename T>
-void PoolPlanes(const PoolOptions& opt, const T* xp, int64_t planes, const WindowGeometry& g, T* yp, int64_t* ip,
-                int max_threads) {
+void PoolPlanes(const PoolOptions& opt, const T* xp, int64_t planes, const WindowGeometry& g,
+                const PoolWindows& windows, T* yp, int64_t* ip, int max_threads) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  const PoolWindows windows(g);
   const int64_t in_size = g.in_size(), out_size = g.out_size();
   const int64_t work = planes * out_size * g.kernel_size();
   const int threads = work < (1 << 15) ? 1 : max_threads;
@@ -113,36 +113,50 @@ class Pool : public OpKernel {
     }
   }
 
+  // The window geometry and window list for these spatial dims, and the output shapes.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() < 3) {
+      throw InvalidArgumentError(ctx.Describe() + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    }
+    std::span<const int64_t> in_spatial(x.shape.data() + 2, x.shape.size() - 2);
+    WindowGeometry g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, ctx.Describe());
+    Shape y_shape{x.shape[0], x.shape[1]};
+    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    PoolWindows windows(g);
+    ctx.EmplaceState(Plan{std::move(g), std::move(windows), x.shape[0] * x.shape[1]});
+    ctx.SetOutput(0, x.dtype, y_shape);
+    if (kind_ == PoolKind::kMax && ctx.output_requested(1)) ctx.SetOutput(1, DataType::kInt64, y_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.rank() < 3) {
-      throw InvalidArgumentError(what + ": input X must have rank >= 3 (N, C, spatial...), got shape " +
-                                 ShapeToString(x.shape()));
-    }
-    std::span<const int64_t> in_spatial(x.shape().data() + 2, x.shape().size() - 2);
-    const WindowGeometry g = ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
-    Shape y_shape{x.dim(0), x.dim(1)};
-    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
-    Tensor& y = ctx.Output(0, x.dtype(), y_shape);
+    const Plan& p = ctx.state<Plan>();
+    Tensor& y = ctx.Output(0);
     const bool want_indices = kind_ == PoolKind::kMax && ctx.output_count() > 1 && ctx.output_requested(1);
-    Tensor* indices = want_indices ? &ctx.Output(1, DataType::kInt64, y_shape) : nullptr;
+    Tensor* indices = want_indices ? &ctx.Output(1) : nullptr;
     if (y.size() == 0) return;
     const PoolOptions opt{kind_, count_include_pad_, storage_order_, p_};
-    const int64_t planes = x.dim(0) * x.dim(1);
     int64_t* ip = indices ? indices->data<int64_t>() : nullptr;
     auto run = [&](auto tag) {
       using T = decltype(tag);
-      PoolPlanes(opt, x.data<T>(), planes, g, y.data<T>(), ip, ctx.threads());
+      PoolPlanes(opt, x.data<T>(), p.planes, p.g, p.windows, y.data<T>(), ip, ctx.threads());
     };
     if (kind_ == PoolKind::kMax) {
-      Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), what, run);
+      Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), ctx, run);
     } else {
-      Dispatch(FloatTypes{}, x.dtype(), what, run);
+      Dispatch(FloatTypes{}, x.dtype(), ctx, run);
     }
   }
 
  private:
+  struct Plan {
+    WindowGeometry g;
+    PoolWindows windows;  // g's taps per output position
+    int64_t planes;       // N * C
+  };
+
   PoolKind kind_;
   WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
@@ -150,22 +164,26 @@ class Pool : public OpKernel {
   double p_;
 };
 
-std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kMax); }
-std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node) {
+std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<Pool>(node, PoolKind::kMax);
+}
+std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node, const KernelOptions&) {
   return std::make_unique<Pool>(node, PoolKind::kAverage);
 }
-std::unique_ptr<OpKernel> MakeLpPool(const ir::Node& node) { return std::make_unique<Pool>(node, PoolKind::kLp); }
+std::unique_ptr<OpKernel> MakeLpPool(const ir::Node& node, const KernelOptions&) {
+  return std::make_unique<Pool>(node, PoolKind::kLp);
+}
 
 }  // namespace
 
 void MaxPoolF32(const float* x, int64_t planes, const WindowGeometry& g, float* y, int threads) {
-  PoolPlanes(PoolOptions{.kind = PoolKind::kMax}, x, planes, g, y, nullptr, threads);
+  PoolPlanes(PoolOptions{.kind = PoolKind::kMax}, x, planes, g, PoolWindows(g), y, nullptr, threads);
 }
 
 void AveragePoolF32(const float* x, int64_t planes, const WindowGeometry& g, bool count_include_pad, float* y,
                     int threads) {
-  PoolPlanes(PoolOptions{.kind = PoolKind::kAverage, .count_include_pad = count_include_pad}, x, planes, g, y, nullptr,
-             threads);
+  PoolPlanes(PoolOptions{.kind = PoolKind::kAverage, .count_include_pad = count_include_pad}, x, planes, g,
+             PoolWindows(g), y, nullptr, threads);
 }
 
 void RegisterPoolKernels(KernelRegistry& r) {

@@ -52,15 +52,20 @@ T PowValue(T x, E y) {
 class Pow : public OpKernel {
  public:
   explicit Pow(const ir::Node& node) : bcast_(node) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& y = ctx.tensor_input(1);
+    ctx.SetOutput(0, x.dtype, ctx.EmplaceState(bcast_.Resolve(x.shape, y.shape, ctx.Describe())).out);
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& y = ctx.required_input(1);
-    Tensor yv;
-    Shape out_shape = bcast_.Prepare(x, y, yv, ctx.Describe());
-    Tensor& z = ctx.Output(0, x.dtype(), std::move(out_shape));
-    Dispatch(PowBaseTypes{}, x.dtype(), ctx.Describe(), [&](auto tx) {
+    const auto& shapes = ctx.state<BinaryBroadcast::Shapes>();
+    const Tensor yv = y.shape() == shapes.b_view ? y : y.Reshaped(shapes.b_view);
+    Tensor& z = ctx.OutputUninitialized(0);  // BinaryMap writes every element
+    Dispatch(PowBaseTypes{}, x.dtype(), ctx, [&](auto tx) {
       using T = decltype(tx);
-      Dispatch(NumericTypes{}, y.dtype(), ctx.Describe(), [&](auto ty) {
+      Dispatch(NumericTypes{}, y.dtype(), ctx, [&](auto ty) {
         using E = decltype(ty);
         BinaryMap<T, E, T>(ctx.threads(), x, yv, z, [](T a, E b) { return PowValue(a, b); });
       });

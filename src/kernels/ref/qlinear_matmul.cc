@@ -35,16 +35,11 @@ bool IsFloat8(DataType t) {
 std::vector<double> ZeroPointValues(const Tensor* t) { return t ? QuantTensorAsDoubles(*t) : std::vector<double>{0.0}; }
 
 // The matrix operand `t` (int8, uint8 or float8) as float minus its zero point, laid out like WidenMinusZeroPoint
-// (one zero point, or one per row of A / column of B, or one per row / column of every matrix).
+// (zp's size passed CheckZeroPointCount).
 std::vector<float> DequantMinusZeroPoint(const Tensor& t, const std::vector<double>& zp, bool per_row, int64_t rows,
-                                         int64_t cols, const std::string& what) {
+                                         int64_t cols) {
   const int64_t zn = static_cast<int64_t>(zp.size());
   const int64_t per_matrix = per_row ? rows : cols;
-  const int64_t matrices = rows > 0 && cols > 0 ? t.size() / (rows * cols) : 0;
-  if (zn != 1 && zn != per_matrix && zn != per_matrix * matrices) {
-    throw InvalidArgumentError(what + ": zero point has " + std::to_string(zn) + " values, expected 1 or " +
-                               std::to_string(per_matrix) + " (one per " + (per_row ? "row" : "column") + ")");
-  }
   std::vector<float> v(static_cast<size_t>(t.size()));
   for (int64_t i = 0; i < t.size(); ++i) {
     int64_t z = 0;
@@ -62,42 +57,87 @@ class QLinearMatMul : public OpKernel {
  public:
   explicit QLinearMatMul(const ir::Node&) {}
 
-  void Compute(KernelContext& ctx) const override {
+  // The product's geometry, and the dtypes and sizes of the scales and zero points.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(3);
+    Plan plan{PlanMatMul(a.shape, b.shape, what), IsFloat8(a.dtype) || IsFloat8(b.dtype)};
+    const MatMulPlan& p = plan.mm;
+    // Input i's element count after checking it is a float, float16 or bfloat16 scale (ReadScales' rule).
+    auto scale_count = [&](int i, const char* name) {
+      const InputSpec& t = ctx.tensor_input(i);
+      if (t.dtype != DataType::kFloat && t.dtype != DataType::kFloat16 && t.dtype != DataType::kBFloat16) {
+        throw UnsupportedError(what + " " + name + ": scale of type " + std::string(DataTypeName(t.dtype)) +
+                               " is not supported");
+      }
+      return ShapeElementCount(t.shape);
+    };
+    const int64_t na = scale_count(1, "a_scale"), nb = scale_count(4, "b_scale"), ny = scale_count(6, "y_scale");
+    const int64_t nyzp = ctx.has_input(7) ? ShapeElementCount(ctx.tensor_input(7).shape) : 1;
+    if ((na != 1 && na != p.m) || (nb != 1 && nb != p.n) || ny != 1 || nyzp != 1) {
+      throw InvalidArgumentError(what + ": a_scale must have 1 or M values, b_scale 1 or N values, y_scale and "
+                                 "y_zero_point one value each");
+    }
+    const DataType out_type = ctx.has_input(7) ? ctx.tensor_input(7).dtype : a.dtype;
+    if (out_type != DataType::kInt8 && out_type != DataType::kUint8 && !IsFloat8(out_type)) {
+      throw UnsupportedError(what + ": output type " + std::string(DataTypeName(out_type)) + " is not supported");
+    }
+    // Both operands and their zero points (WidenInt8's and ReadZeroPoints' type rules on the integer path).
+    const struct {
+      const InputSpec& t;
+      int zp;
+      bool per_row;
+      int64_t rows, cols;
+      const char* name;
+    } operands[] = {{a, 2, true, p.m, p.k, " a_zero_point"}, {b, 5, false, p.k, p.n, " b_zero_point"}};
+    for (const auto& o : operands) {
+      const std::string name = what + o.name;
+      if (!plan.float_operands) {
+        if (o.t.dtype != DataType::kInt8 && o.t.dtype != DataType::kUint8) {
+          throw UnsupportedError(name + ": data type " + std::string(DataTypeName(o.t.dtype)) +
+                                 " is not supported (int8 or uint8 expected)");
+        }
+        if (ctx.has_input(o.zp)) {
+          const DataType zt = ctx.tensor_input(o.zp).dtype;
+          if (zt != DataType::kInt8 && zt != DataType::kUint8 && zt != DataType::kInt32) {
+            throw UnsupportedError(name + ": zero point of type " + std::string(DataTypeName(zt)) +
+                                   " is not supported");
+          }
+        }
+      }
+      const int64_t zn = ctx.has_input(o.zp) ? ShapeElementCount(ctx.tensor_input(o.zp).shape) : 1;
+      CheckZeroPointCount(zn, ShapeElementCount(o.t.shape), o.per_row, o.rows, o.cols, name);
+    }
+    ctx.SetOutput(0, out_type, p.out_shape);
+    ctx.EmplaceState(std::move(plan));
+  }
+
+  void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& a_scale_t = ctx.required_input(1);
     const Tensor& b = ctx.required_input(3);
     const Tensor& y_scale_t = ctx.required_input(6);
     const Tensor* yzp_t = ctx.input(7);
-    const MatMulPlan p = PlanMatMul(a.shape(), b.shape(), what);
-    const std::vector<float> a_scale = ReadScales(a_scale_t, what + " a_scale");
-    const std::vector<float> b_scale = ReadScales(ctx.required_input(4), what + " b_scale");
-    const std::vector<float> y_scale = ReadScales(y_scale_t, what + " y_scale");
+    const Plan& plan = ctx.state<Plan>();
+    const MatMulPlan& p = plan.mm;
+    // Prepare checked every dtype and size: the readers below cannot throw.
+    const std::vector<float> a_scale = ReadScales(a_scale_t, {});
+    const std::vector<float> b_scale = ReadScales(ctx.required_input(4), {});
+    const std::vector<float> y_scale = ReadScales(y_scale_t, {});
     const std::vector<double> yzp = ZeroPointValues(yzp_t);
-    if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != p.m) ||
-        (b_scale.size() != 1 && static_cast<int64_t>(b_scale.size()) != p.n) || y_scale.size() != 1 ||
-        yzp.size() != 1) {
-      throw InvalidArgumentError(what + ": a_scale must have 1 or M values, b_scale 1 or N values, y_scale and "
-                                 "y_zero_point one value each");
-    }
-    const DataType out_type = yzp_t ? yzp_t->dtype() : a.dtype();
-    if (out_type != DataType::kInt8 && out_type != DataType::kUint8 && !IsFloat8(out_type)) {
-      throw UnsupportedError(what + ": output type " + std::string(DataTypeName(out_type)) + " is not supported");
-    }
-    const bool float_operands = IsFloat8(a.dtype()) || IsFloat8(b.dtype());
-    // Validate both operands (and their zero points) before allocating the output.
+    const bool float_operands = plan.float_operands;
     std::vector<int32_t> a32, b32;
     std::vector<float> af, bf;
     if (float_operands) {
-      af = DequantMinusZeroPoint(a, ZeroPointValues(ctx.input(2)), true, p.m, p.k, what + " a_zero_point");
-      bf = DequantMinusZeroPoint(b, ZeroPointValues(ctx.input(5)), false, p.k, p.n, what + " b_zero_point");
+      af = DequantMinusZeroPoint(a, ZeroPointValues(ctx.input(2)), true, p.m, p.k);
+      bf = DequantMinusZeroPoint(b, ZeroPointValues(ctx.input(5)), false, p.k, p.n);
     } else {
-      a32 = WidenMinusZeroPoint(a, ReadZeroPoints(ctx.input(2), what + " a_zero_point"), true, p.m, p.k,
-                                what + " a_zero_point");
-      b32 = WidenMinusZeroPoint(b, ReadZeroPoints(ctx.input(5), what + " b_zero_point"), false, p.k, p.n,
-                                what + " b_zero_point");
+      a32 = WidenMinusZeroPoint(a, ReadZeroPoints(ctx.input(2), {}), true, p.m, p.k, {});
+      b32 = WidenMinusZeroPoint(b, ReadZeroPoints(ctx.input(5), {}), false, p.k, p.n, {});
     }
-    Tensor& y = ctx.Output(0, out_type, p.out_shape);
+    Tensor& y = ctx.Output(0);
+    const DataType out_type = y.dtype();
     if (y.size() == 0) return;
     // acc(i) as double: the exact int32 product, or the float32 one.
     std::vector<double> acc(static_cast<size_t>(y.size()));
@@ -133,6 +173,12 @@ class QLinearMatMul : public OpKernel {
       }
     }
   }
+
+ private:
+  struct Plan {
+    MatMulPlan mm;
+    bool float_operands;  // a float8 operand: the product runs in float32
+  };
 };
 
 }  // namespace

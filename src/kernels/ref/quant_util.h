@@ -86,6 +86,10 @@ auto PerIndex(const std::vector<V>& v, int64_t i) {
 std::vector<int32_t> WidenMinusZeroPoint(const Tensor& t, const std::vector<int32_t>& zp, bool per_row, int64_t rows,
                                          int64_t cols, const std::string& what);
 
+// Throws InvalidArgumentError naming `what` unless a zero point of `zn` values fits a matrix operand of `size`
+// elements: one value, one per row of A / column of B (per_row), or one per row / column of every matrix.
+void CheckZeroPointCount(int64_t zn, int64_t size, bool per_row, int64_t rows, int64_t cols, const std::string& what);
+
 // y[batch][m×n] = a·b over the batches of `plan` (see PlanMatMul), wrapping int32 accumulation.
 struct MatMulPlan;
 void MatMulInt32(const MatMulPlan& plan, const int32_t* a, const int32_t* b, int32_t* y, int threads);

@@ -61,13 +61,14 @@ class QuantizeLinear : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    const Tensor& scale = ctx.required_input(1);
-    const Tensor* zp = ctx.input(2);
+  // The output type, the scale layout over x and the type the division runs in.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec* zp = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
     DataType out_type = DataType::kUint8;
     if (zp) {
-      out_type = zp->dtype();
+      out_type = zp->dtype;
       if (output_dtype_ != DataType::kUndefined && output_dtype_ != out_type) {
         throw InvalidArgumentError(ctx.Describe() + ": attribute output_dtype (" +
                                    std::string(DataTypeName(output_dtype_)) + ") differs from the zero point type " +
@@ -76,35 +77,51 @@ class QuantizeLinear : public OpKernel {
     } else if (output_dtype_ != DataType::kUndefined) {
       out_type = output_dtype_;
     }
-    double lo = 0, hi = 0;
-    const bool integer = IntegerRange(out_type, &lo, &hi);
-    if (!integer && !IsSmallFloat(out_type)) {
+    Plan p;
+    p.integer = IntegerRange(out_type, &p.lo, &p.hi);
+    if (!p.integer && !IsSmallFloat(out_type)) {
       throw UnsupportedError(ctx.Describe() + ": output type " + std::string(DataTypeName(out_type)) +
                              " is not a quantized type");
     }
     if (out_type == DataType::kFloat8E8M0) {
       throw UnsupportedError(ctx.Describe() + ": quantizing to float8e8m0 is not implemented");
     }
-    const QuantLayout layout = MakeQuantLayout(x.shape(), scale, zp, axis_, block_size_, ctx.Describe(), "y_scale");
-    const std::vector<double> s = QuantTensorAsDoubles(scale);
-    const std::vector<double> z = zp ? QuantTensorAsDoubles(*zp) : std::vector<double>(s.size(), 0.0);
-    // The type the division is carried out in.
-    DataType div_type = precision_;
-    if (div_type == DataType::kUndefined) {
-      if (x.dtype() == scale.dtype()) {
-        div_type = x.dtype();
-      } else if (x.dtype() == DataType::kDouble || scale.dtype() == DataType::kDouble ||
-                 x.dtype() == DataType::kInt32) {
-        div_type = DataType::kDouble;
+    // MakeQuantLayout reads only the parameters' shapes.
+    const Tensor scale_shape = Tensor::Wrap(scale.dtype, scale.shape, nullptr, nullptr);
+    const Tensor zp_shape = zp ? Tensor::Wrap(zp->dtype, zp->shape, nullptr, nullptr) : Tensor();
+    p.layout = MakeQuantLayout(x.shape, scale_shape, zp ? &zp_shape : nullptr, axis_, block_size_, ctx.Describe(),
+                               "y_scale");
+    p.div_type = precision_;
+    if (p.div_type == DataType::kUndefined) {
+      if (x.dtype == scale.dtype) {
+        p.div_type = x.dtype;
+      } else if (x.dtype == DataType::kDouble || scale.dtype == DataType::kDouble || x.dtype == DataType::kInt32) {
+        p.div_type = DataType::kDouble;
       } else {
-        div_type = DataType::kFloat;
+        p.div_type = DataType::kFloat;
       }
     }
-    if (div_type == DataType::kInt32) div_type = DataType::kDouble;
-    Tensor& y = ctx.Output(0, out_type, x.shape());
+    if (p.div_type == DataType::kInt32) p.div_type = DataType::kDouble;
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, out_type, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& scale = ctx.required_input(1);
+    const Tensor* zp = ctx.input(2);
+    const Plan& plan = ctx.state<Plan>();
+    const QuantLayout& layout = plan.layout;
+    const DataType div_type = plan.div_type;
+    const bool integer = plan.integer;
+    const double lo = plan.lo, hi = plan.hi;
+    const std::vector<double> s = QuantTensorAsDoubles(scale);
+    const std::vector<double> z = zp ? QuantTensorAsDoubles(*zp) : std::vector<double>(s.size(), 0.0);
+    Tensor& y = ctx.Output(0);
+    const DataType out_type = y.dtype();
     const bool sub_byte = IsSubByte(out_type);
     const int bits = DataTypeBits(out_type);
-    Dispatch(QuantInputTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(QuantInputTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       auto quotient = [&](int64_t e, int64_t p) {
@@ -166,6 +183,12 @@ class QuantizeLinear : public OpKernel {
   }
 
  private:
+  struct Plan {
+    QuantLayout layout;
+    DataType div_type = DataType::kUndefined;  // the type the division is carried out in
+    bool integer = false;                      // an integer output type, of range [lo, hi]
+    double lo = 0, hi = 0;
+  };
   int64_t axis_;
   bool saturate_;
   int64_t block_size_;

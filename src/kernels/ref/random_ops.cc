@@ -58,9 +58,20 @@ DataType AttrDataType(const ir::Node& node, DataType def) {
   return static_cast<DataType>(dt);
 }
 
+// Throws UnsupportedError naming the node unless `dtype` is one of `list` (what Dispatch over it accepts).
+template <typename... Ts>
+void CheckType(TypeList<Ts...>, DataType dtype, const PrepareContext& ctx) {
+  if (!((dtype == kDataTypeOf<Ts>) || ...)) {
+    throw UnsupportedError(ctx.Describe() + ": data type " + std::string(DataTypeName(dtype)) + " is not supported");
+  }
+}
+
+using BernoulliOutTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,
+                                   uint16_t, uint32_t, uint64_t, bool>;
+
 template <typename Fn>
-void FillFloats(Tensor& y, const std::string& what, Fn&& next) {
-  Dispatch(FloatTypes{}, y.dtype(), what, [&](auto tag) {
+void FillFloats(Tensor& y, const KernelContext& ctx, Fn&& next) {
+  Dispatch(FloatTypes{}, y.dtype(), ctx, [&](auto tag) {
     using T = decltype(tag);
     T* o = y.data<T>();
     for (int64_t i = 0; i < y.size(); ++i) o[i] = T(static_cast<Acc<T>>(next()));
@@ -86,21 +97,26 @@ class RandomFill : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  void Prepare(PrepareContext& ctx) const override {
     Shape shape = shape_;
     DataType dt = dtype_;
     if constexpr (kLike) {
-      const Tensor& x = ctx.required_input(0);
-      shape = x.shape();
-      if (!has_dtype_) dt = x.dtype();
+      const InputSpec& x = ctx.tensor_input(0);
+      shape = x.shape;
+      if (!has_dtype_) dt = x.dtype;
     }
-    Tensor& y = ctx.Output(0, dt, shape);
+    CheckType(FloatTypes{}, dt, ctx);
+    ctx.SetOutput(0, dt, std::move(shape));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    Tensor& y = ctx.Output(0);
     Rng rng(seed_);
     const double a = a_, b = b_;
     if constexpr (kNormal) {
-      FillFloats(y, ctx.Describe(), [&] { return a + b * rng.Normal(); });
+      FillFloats(y, ctx, [&] { return a + b * rng.Normal(); });
     } else {
-      FillFloats(y, ctx.Describe(), [&] { return a + (b - a) * rng.Uniform(); });
+      FillFloats(y, ctx, [&] { return a + (b - a) * rng.Uniform(); });
     }
   }
 
@@ -123,22 +139,31 @@ class Multinomial : public OpKernel {
       throw InvalidModelError(node.Describe() + ": dtype must be int32 or int64");
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() != 2)
+      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [batch_size, class_size], got " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    const int64_t batch = x.shape[0], classes = x.shape[1];
+    if (classes < 1 && batch > 0)
+      throw InvalidArgumentError(ctx.Describe() + ": class_size must be positive (" + ctx.InputString(0) + ")");
+    ctx.SetOutput(0, dtype_, {batch, samples_});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.rank() != 2)
-      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [batch_size, class_size], got " +
-                                 ShapeToString(x.shape()));
     const int64_t batch = x.dim(0), classes = x.dim(1);
-    if (classes < 1 && batch > 0) throw InvalidArgumentError(ctx.Describe() + ": class_size must be positive");
-    Tensor& y = ctx.Output(0, dtype_, {batch, samples_});
+    Tensor& y = ctx.Output(0);
     Rng rng(seed_);
     std::vector<double> cdf(static_cast<size_t>(std::max<int64_t>(classes, 0)));
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       for (int64_t b = 0; b < batch; ++b) {
         double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, static_cast<double>(static_cast<Acc<T>>(in[b * classes + c])));
+        for (int64_t c = 0; c < classes; ++c) {
+          mx = std::max(mx, static_cast<double>(static_cast<Acc<T>>(in[b * classes + c])));
+        }
         double sum = 0;
         for (int64_t c = 0; c < classes; ++c) {
           const double v = static_cast<double>(static_cast<Acc<T>>(in[b * classes + c]));
@@ -171,12 +196,19 @@ class Bernoulli : public OpKernel {
   explicit Bernoulli(const ir::Node& node)
       : seed_(NodeSeed(node)), has_dtype_(node.has_attr("dtype")), dtype_(AttrDataType(node, DataType::kFloat)) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const DataType dt = has_dtype_ ? dtype_ : x.dtype;
+    CheckType(BernoulliOutTypes{}, dt, ctx);
+    ctx.SetOutput(0, dt, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, has_dtype_ ? dtype_ : x.dtype(), x.shape());
+    Tensor& y = ctx.Output(0);
     std::vector<uint8_t> bits(static_cast<size_t>(x.size()));
     Rng rng(seed_);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       for (int64_t i = 0; i < x.size(); ++i) {
@@ -187,13 +219,11 @@ class Bernoulli : public OpKernel {
         bits[static_cast<size_t>(i)] = rng.Uniform() < p ? 1 : 0;
       }
     });
-    Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-                      uint32_t, uint64_t, bool>{},
-             y.dtype(), ctx.Describe(), [&](auto tag) {
-               using T = decltype(tag);
-               T* o = y.data<T>();
-               for (int64_t i = 0; i < y.size(); ++i) o[i] = T(static_cast<Acc<T>>(bits[static_cast<size_t>(i)]));
-             });
+    Dispatch(BernoulliOutTypes{}, y.dtype(), ctx, [&](auto tag) {
+      using T = decltype(tag);
+      T* o = y.data<T>();
+      for (int64_t i = 0; i < y.size(); ++i) o[i] = T(static_cast<Acc<T>>(bits[static_cast<size_t>(i)]));
+    });
   }
 
  private:
@@ -210,9 +240,11 @@ void RegisterRandomKernels(KernelRegistry& r) {
   const std::vector<DataType> ind = {DataType::kInt32, DataType::kInt64};
   // The *Like ops accept any input type (only its shape, and its dtype when `dtype` is absent, are used).
   const std::vector<DataType> like_in = dtypes::All();
-  r.Add({.op = "RandomUniform", .since = 1, .until = 21, .types = {{"T", f}}, .create = MakeKernel<RandomFill<false, false>>});
+  r.Add({.op = "RandomUniform", .since = 1, .until = 21, .types = {{"T", f}},
+         .create = MakeKernel<RandomFill<false, false>>});
   r.Add({.op = "RandomUniform", .since = 22, .types = {{"T", fb}}, .create = MakeKernel<RandomFill<false, false>>});
-  r.Add({.op = "RandomNormal", .since = 1, .until = 21, .types = {{"T", f}}, .create = MakeKernel<RandomFill<true, false>>});
+  r.Add({.op = "RandomNormal", .since = 1, .until = 21, .types = {{"T", f}},
+         .create = MakeKernel<RandomFill<true, false>>});
   r.Add({.op = "RandomNormal", .since = 22, .types = {{"T", fb}}, .create = MakeKernel<RandomFill<true, false>>});
   r.Add({.op = "RandomUniformLike", .since = 1, .until = 21, .types = {{"T1", like_in}, {"T2", f}},
          .create = MakeKernel<RandomFill<false, true>>});
@@ -222,12 +254,14 @@ void RegisterRandomKernels(KernelRegistry& r) {
          .create = MakeKernel<RandomFill<true, true>>});
   r.Add({.op = "RandomNormalLike", .since = 22, .types = {{"T1", like_in}, {"T2", fb}},
          .create = MakeKernel<RandomFill<true, true>>});
-  r.Add({.op = "Multinomial", .since = 7, .until = 21, .types = {{"T1", f}, {"T2", ind}}, .create = MakeKernel<Multinomial>});
+  r.Add({.op = "Multinomial", .since = 7, .until = 21, .types = {{"T1", f}, {"T2", ind}},
+         .create = MakeKernel<Multinomial>});
   r.Add({.op = "Multinomial", .since = 22, .types = {{"T1", fb}, {"T2", ind}}, .create = MakeKernel<Multinomial>});
   const std::vector<DataType> bern_out = dtypes::Concat(
       fb, {DataType::kUint8, DataType::kUint16, DataType::kUint32, DataType::kUint64, DataType::kInt8,
            DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kBool});
-  r.Add({.op = "Bernoulli", .since = 15, .until = 21, .types = {{"T1", f}, {"T2", bern_out}}, .create = MakeKernel<Bernoulli>});
+  r.Add({.op = "Bernoulli", .since = 15, .until = 21, .types = {{"T1", f}, {"T2", bern_out}},
+         .create = MakeKernel<Bernoulli>});
   r.Add({.op = "Bernoulli", .since = 22, .types = {{"T1", fb}, {"T2", bern_out}}, .create = MakeKernel<Bernoulli>});
 }
 

@@ -202,7 +202,7 @@ using MinMaxTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, 
 
 template <template <typename> class Op, typename... Ts>
 void RunTyped(TypeList<Ts...> types, const ReducePlan& plan, const Tensor& x, Tensor& y, KernelContext& ctx) {
-  Dispatch(types, x.dtype(), ctx.Describe(), [&](auto tag) {
+  Dispatch(types, x.dtype(), ctx, [&](auto tag) {
     using T = decltype(tag);
     RunReduce<Op<T>>(plan, x.data<T>(), y.data<T>(), ctx.threads());
   });
@@ -217,19 +217,36 @@ class Reduce : public OpKernel {
         noop_with_empty_axes_(axes_from_input && node.GetInt("noop_with_empty_axes", 0) != 0),
         axes_(axes_from_input ? std::vector<int64_t>{} : node.GetInts("axes")) {}
 
+  // The reduction plan and output shape when the axes are known (the attribute, or a constant or omitted axes
+  // input); dynamic otherwise. An identity (noop_with_empty_axes) is a view of the input.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    std::vector<int64_t> axes = axes_;
+    if (axes_from_input_ && ctx.has_input(1)) {
+      const Tensor* t = ctx.constant(1);
+      if (!t) return ctx.SetOutputDynamic(0);
+      axes = ReadInt64s(*t, ctx.Describe() + ": input 'axes'");
+    }
+    const Plan& p = ctx.EmplaceState(MakePlan(x.shape, axes, ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, p.noop ? x.shape : p.out_shape);
+    if (p.noop) ctx.output(0).view_of = 0;
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    std::vector<int64_t> axes = axes_;
-    if (axes_from_input_) {
-      if (const Tensor* t = ctx.input(1)) axes = ReadInt64s(*t, ctx.Describe() + ": input 'axes'");
+    const Plan* prepared = ctx.state_if_any<Plan>();
+    Plan read;  // axes read from this run's data: their errors are the data's, naming the node
+    if (!prepared) {
+      const std::string what = ctx.Describe();
+      read = MakePlan(x.shape(), ReadInt64s(ctx.required_input(1), what + ": input 'axes'"), what);
     }
-    if (axes.empty() && noop_with_empty_axes_) {
+    const Plan& p = prepared ? *prepared : read;
+    if (p.noop) {
       ctx.SetOutput(0, Value(x));
       return;
     }
-    std::vector<bool> mask = ReduceAxesMask(axes, x.rank(), ctx.Describe());
-    Tensor& y = ctx.Output(0, x.dtype(), ReducedShape(x.shape(), mask, keepdims_));
-    ReducePlan plan = MakeReducePlan(x.shape(), mask);
+    Tensor& y = prepared ? ctx.Output(0) : ctx.Output(0, x.dtype(), p.out_shape);
+    const ReducePlan& plan = p.plan;
     switch (kind_) {
       case ReduceKind::kSum:
         RunTyped<SumOp>(NumericTypes{}, plan, x, y, ctx);
@@ -265,6 +282,25 @@ class Reduce : public OpKernel {
   }
 
  private:
+  struct Plan {
+    bool noop = false;  // noop_with_empty_axes with no axes: the output is the input
+    ReducePlan plan;
+    Shape out_shape;
+  };
+
+  // The plan for input shape x and `axes`; throws InvalidArgumentError naming `what` for a bad or repeated axis.
+  Plan MakePlan(const Shape& x, const std::vector<int64_t>& axes, const std::string& what) const {
+    Plan p;
+    if (axes.empty() && noop_with_empty_axes_) {
+      p.noop = true;
+      return p;
+    }
+    const std::vector<bool> mask = ReduceAxesMask(axes, static_cast<int64_t>(x.size()), what);
+    p.out_shape = ReducedShape(x, mask, keepdims_);
+    p.plan = MakeReducePlan(x, mask);
+    return p;
+  }
+
   ReduceKind kind_;
   bool axes_from_input_;
   bool keepdims_;
@@ -320,13 +356,14 @@ void RegisterReduceKernels(KernelRegistry& r) {
       const int until = i + 1 < op.versions.size() ? op.versions[i + 1] - 1 : kOpsetOpen;
       const bool axes_input = since >= op.axes_input_since;
       const ReduceKind kind = op.kind;
-      KernelDef def{.op = op.name,
-                    .since = since,
-                    .until = until,
-                    .types = {{"T", ReduceTypes(op, since)}},
-                    .create = [kind, axes_input](const ir::Node& node) -> std::unique_ptr<OpKernel> {
-                      return std::make_unique<Reduce>(node, kind, axes_input);
-                    }};
+      KernelDef def{
+          .op = op.name,
+          .since = since,
+          .until = until,
+          .types = {{"T", ReduceTypes(op, since)}},
+          .create = [kind, axes_input](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+            return std::make_unique<Reduce>(node, kind, axes_input);
+          }};
       if (axes_input) def.host_inputs = {1};
       r.Add(std::move(def));
     }

@@ -28,11 +28,16 @@ class RegexFullMatch : public OpKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kString)
+      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor, got " + ctx.InputString(0));
+    ctx.SetOutput(0, DataType::kBool, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.dtype() != DataType::kString)
-      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor");
-    Tensor& y = ctx.Output(0, DataType::kBool, x.shape());
+    Tensor& y = ctx.Output(0);
     for (int64_t i = 0; i < x.size(); ++i) {
       try {
         y.data<bool>()[i] = std::regex_match(x.strings()[i], regex_);

@@ -9,10 +9,14 @@ namespace {
 class Relu : public OpKernel {
  public:
   explicit Relu(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Dispatch(NumericTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Tensor& y = ctx.Output(0);
+    Dispatch(NumericTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();

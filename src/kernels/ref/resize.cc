@@ -34,6 +34,10 @@ std::vector<double> ReadDoubles(const Tensor& t, const std::string& what) {
   return out;
 }
 
+bool IsFloatType(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
 class Resize : public OpKernel {
  public:
   explicit Resize(const ir::Node& node) : opset_(node.opset()) {
@@ -76,23 +80,24 @@ class Resize : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  // Which of scales / sizes is given, the axes they refer to, their (and roi's) dtypes and lengths; the output
+  // shape and interpolation geometry when the values they hold are constants, dynamic otherwise.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
-    const Tensor& x = ctx.required_input(0);
-    const int64_t rank = x.rank();
-    const Tensor* roi_t = opset_ >= 11 ? ctx.input(1) : nullptr;
-    const Tensor* scales_t = ctx.input(opset_ >= 11 ? 2 : 1);
-    const Tensor* sizes_t = opset_ >= 11 ? ctx.input(3) : nullptr;
-    const bool has_scales = scales_t && scales_t->size() > 0;
-    const bool has_sizes = sizes_t && sizes_t->size() > 0;
-    if (has_scales == has_sizes) {
+    const InputSpec& x = ctx.tensor_input(0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int scales_i = opset_ >= 11 ? 2 : 1;
+    // Input i when it is present and not empty.
+    auto given = [&](int i) { return ctx.has_input(i) && ShapeElementCount(ctx.tensor_input(i).shape) > 0; };
+    State st;
+    st.has_scales = given(scales_i);
+    const bool has_sizes = opset_ >= 11 && given(3);
+    if (st.has_scales == has_sizes) {
       throw InvalidArgumentError(what + ": exactly one of 'scales' and 'sizes' must be given (non-empty)");
     }
-
     // The axes the scales/sizes/roi entries refer to.
-    std::vector<int64_t> axes;
     if (axes_.empty()) {
-      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+      for (int64_t a = 0; a < rank; ++a) st.axes.push_back(a);
     } else {
       std::vector<bool> seen(static_cast<size_t>(rank), false);
       for (int64_t a : axes_) {
@@ -101,42 +106,118 @@ class Resize : public OpKernel {
           throw InvalidArgumentError(what + ": attribute 'axes' lists axis " + std::to_string(a) + " twice");
         }
         seen[static_cast<size_t>(n)] = true;
-        axes.push_back(n);
+        st.axes.push_back(n);
       }
     }
-    const size_t naxes = axes.size();
-
-    std::vector<double> scales(static_cast<size_t>(rank), 1.0);
-    Shape out_shape = x.shape();
-    if (has_scales) {
-      std::vector<double> s = ReadDoubles(*scales_t, what + ": input 'scales'");
-      if (s.size() != naxes) {
-        throw InvalidArgumentError(what + ": input 'scales' has " + std::to_string(s.size()) + " values, expected " +
-                                   std::to_string(naxes) + " for input shape " + ShapeToString(x.shape()));
+    const int64_t naxes = static_cast<int64_t>(st.axes.size());
+    const int values_i = st.has_scales ? scales_i : 3;
+    const InputSpec& values = ctx.tensor_input(values_i);
+    const char* values_name = st.has_scales ? "scales" : "sizes";
+    if (st.has_scales && !IsFloatType(values.dtype)) {
+      throw UnsupportedError(what + ": input 'scales': data type " + std::string(DataTypeName(values.dtype)) +
+                             " is not supported");
+    }
+    if (!st.has_scales && values.dtype != DataType::kInt32 && values.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(what + ": input 'sizes': expected an int32 or int64 tensor, got " +
+                                 std::string(DataTypeName(values.dtype)));
+    }
+    if (ShapeElementCount(values.shape) != naxes) {
+      throw InvalidArgumentError(what + ": input '" + values_name + "' has " +
+                                 std::to_string(ShapeElementCount(values.shape)) + " values, expected " +
+                                 std::to_string(naxes) + " for input shape " + ShapeToString(x.shape));
+    }
+    st.use_roi = params_.coord == ResizeParams::Coord::kTfCropAndResize && opset_ >= 11 && given(1);
+    if (st.use_roi) {
+      const InputSpec& roi = ctx.tensor_input(1);
+      if (!IsFloatType(roi.dtype)) {
+        throw UnsupportedError(what + ": input 'roi': data type " + std::string(DataTypeName(roi.dtype)) +
+                               " is not supported");
       }
+      if (ShapeElementCount(roi.shape) != 2 * naxes) {
+        throw InvalidArgumentError(what + ": input 'roi' has " + std::to_string(ShapeElementCount(roi.shape)) +
+                                   " values, expected " + std::to_string(2 * naxes));
+      }
+    }
+    const Tensor* values_t = ctx.constant(values_i);
+    const Tensor* roi_t = st.use_roi ? ctx.constant(1) : nullptr;
+    if (values_t && (!st.use_roi || roi_t)) {
+      st.resolved = true;
+      st.g = Resolve(st, x.shape, *values_t, roi_t, what);
+      ctx.SetOutput(0, x.dtype, st.g.out_shape);
+    } else {
+      ctx.SetOutputDynamic(0);
+    }
+    ctx.EmplaceState(std::move(st));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const State& st = ctx.state<State>();
+    Geometry read;  // scales / sizes / roi read from this run's data: their errors are the data's, naming the node
+    if (!st.resolved) {
+      const Tensor& values = ctx.required_input(st.has_scales ? (opset_ >= 11 ? 2 : 1) : 3);
+      read = Resolve(st, x.shape(), values, st.use_roi ? &ctx.required_input(1) : nullptr, ctx.Describe());
+    }
+    const Geometry& g = st.resolved ? st.g : read;
+    Tensor& y = st.resolved ? ctx.Output(0) : ctx.Output(0, x.dtype(), g.out_shape);
+    // Resolve checked the shapes and the kernel's predicate the element type: ResizeTensor's own checks cannot
+    // fail; should one, its message gets the node's description.
+    try {
+      ResizeTensor(x, y, g.scales, g.roi_start, g.roi_end, params_, ctx.threads(), std::string());
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(ctx.Describe() + e.what());
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(ctx.Describe() + e.what());
+    }
+  }
+
+ private:
+  // The per-axis scales of the coordinate transform, the roi (tf_crop_and_resize) and the output shape.
+  struct Geometry {
+    std::vector<double> scales, roi_start, roi_end;
+    Shape out_shape;
+  };
+  struct State {
+    std::vector<int64_t> axes;  // the axes the scales / sizes / roi entries refer to
+    bool has_scales = false;    // scales given (else sizes)
+    bool use_roi = false;       // tf_crop_and_resize with a non-empty roi
+    bool resolved = false;      // g holds the geometry (constant scales / sizes / roi)
+    Geometry g;
+  };
+
+  // The geometry from the scales or sizes in `values` and the roi (null when not used) over input shape x, whose
+  // lengths and dtypes Prepare checked. Throws InvalidArgumentError naming `what` for values that make no size.
+  Geometry Resolve(const State& st, const Shape& x, const Tensor& values, const Tensor* roi_t,
+                   const std::string& what) const {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    const std::vector<int64_t>& axes = st.axes;
+    const size_t naxes = axes.size();
+    Geometry g;
+    g.scales.assign(static_cast<size_t>(rank), 1.0);
+    g.out_shape = x;
+    std::vector<double>& scales = g.scales;
+    Shape& out_shape = g.out_shape;
+    if (st.has_scales) {
+      std::vector<double> s = ReadDoubles(values, what + ": input 'scales'");
       for (size_t i = 0; i < naxes; ++i) {
         const size_t a = static_cast<size_t>(axes[i]);
         if (!(s[i] > 0) || !std::isfinite(s[i])) {
           throw InvalidArgumentError(what + ": input 'scales' must be positive, got " + std::to_string(s[i]));
         }
         scales[a] = s[i];
-        const double len = std::floor(s[i] * static_cast<double>(x.dim(axes[i])));
+        const double len = std::floor(s[i] * static_cast<double>(x[a]));
         if (len >= 9.0e18) throw InvalidArgumentError(what + ": input 'scales' gives an output dim too large");
         out_shape[a] = static_cast<int64_t>(len);
       }
     } else {
-      std::vector<int64_t> sz = ReadInt64s(*sizes_t, what + ": input 'sizes'");
-      if (sz.size() != naxes) {
-        throw InvalidArgumentError(what + ": input 'sizes' has " + std::to_string(sz.size()) + " values, expected " +
-                                   std::to_string(naxes) + " for input shape " + ShapeToString(x.shape()));
-      }
+      std::vector<int64_t> sz = ReadInt64s(values, what + ": input 'sizes'");
       for (size_t i = 0; i < naxes; ++i) {
         if (sz[i] < 0) throw InvalidArgumentError(what + ": input 'sizes' has a negative value");
         const size_t a = static_cast<size_t>(axes[i]);
-        const int64_t in = x.dim(axes[i]);
+        const int64_t in = x[a];
         if (in == 0 && sz[i] != 0) {
           throw InvalidArgumentError(what + ": cannot resize the empty dim " + std::to_string(axes[i]) + " of " +
-                                     ShapeToString(x.shape()) + " to " + std::to_string(sz[i]));
+                                     ShapeToString(x) + " to " + std::to_string(sz[i]));
         }
         scales[a] = in == 0 ? 1.0 : static_cast<double>(sz[i]) / static_cast<double>(in);
         out_shape[a] = sz[i];
@@ -149,29 +230,28 @@ class Resize : public OpKernel {
         }
         for (int64_t a : axes) {
           scales[static_cast<size_t>(a)] = s;
-          out_shape[static_cast<size_t>(a)] = static_cast<int64_t>(s * static_cast<double>(x.dim(a)) + 0.5);
+          const size_t d = static_cast<size_t>(a);
+          out_shape[d] = static_cast<int64_t>(s * static_cast<double>(x[d]) + 0.5);
         }
       }
     }
-
-    std::vector<double> roi_start(static_cast<size_t>(rank), 0.0), roi_end(static_cast<size_t>(rank), 1.0);
-    if (params_.coord == ResizeParams::Coord::kTfCropAndResize && roi_t && roi_t->size() > 0) {
+    g.roi_start.assign(static_cast<size_t>(rank), 0.0);
+    g.roi_end.assign(static_cast<size_t>(rank), 1.0);
+    if (roi_t) {
       std::vector<double> roi = ReadDoubles(*roi_t, what + ": input 'roi'");
-      if (roi.size() != 2 * naxes) {
-        throw InvalidArgumentError(what + ": input 'roi' has " + std::to_string(roi.size()) + " values, expected " +
-                                   std::to_string(2 * naxes));
-      }
       for (size_t i = 0; i < naxes; ++i) {
-        roi_start[static_cast<size_t>(axes[i])] = roi[i];
-        roi_end[static_cast<size_t>(axes[i])] = roi[naxes + i];
+        g.roi_start[static_cast<size_t>(axes[i])] = roi[i];
+        g.roi_end[static_cast<size_t>(axes[i])] = roi[naxes + i];
       }
     }
-
-    Tensor& y = ctx.Output(0, x.dtype(), out_shape);
-    ResizeTensor(x, y, scales, roi_start, roi_end, params_, ctx.threads(), what);
+    // ResizeTensor's check, on the shapes.
+    if (ShapeElementCount(out_shape) != 0 && ShapeElementCount(x) == 0) {
+      throw InvalidArgumentError(what + ": cannot resize the empty input " + ShapeToString(x) + " to " +
+                                 ShapeToString(out_shape));
+    }
+    return g;
   }
 
- private:
   int64_t opset_;
   ResizeParams params_;
   std::vector<int64_t> axes_;

@@ -19,26 +19,48 @@ class RMSNormalization : public OpKernel {
     StashType(node.GetInt("stash_type", 1), node.Describe());  // validates the attribute
   }
 
+  // Rows of n elements; the scale laid out per row (the normalised shape) or, when it broadcasts only to X, in X's
+  // shape (param_shape).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (rank == 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got " + ctx.InputString(0));
+    }
+    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
+    Plan p;
+    for (int64_t d = 0; d < axis; ++d) p.rows *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = axis; d < rank; ++d) p.n *= x.shape[static_cast<size_t>(d)];
+    const Shape norm_shape(x.shape.begin() + axis, x.shape.end());
+    p.per_row = BroadcastsTo(scale.shape, norm_shape);
+    p.param_shape = p.per_row ? norm_shape : x.shape;
+    if (ShapeElementCount(x.shape) != 0) {  // the scale is read only for a non-empty X
+      if (!BroadcastsTo(scale.shape, p.param_shape)) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'scale' of shape " + ShapeToString(scale.shape) +
+                                   " does not broadcast to " + ShapeToString(p.param_shape));
+      }
+      Dispatch(FloatTypes{}, scale.dtype, ctx.Describe(), [](auto) {});
+    }
+    ctx.EmplaceState(std::move(p));
+    ctx.SetOutput(0, scale.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
-    const int64_t rank = x.rank();
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1");
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    int64_t rows = 1, n = 1;
-    for (int64_t d = 0; d < axis; ++d) rows *= x.dim(d);
-    for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
-    Tensor& y = ctx.Output(0, scale.dtype(), x.shape());
+    const Plan& plan = ctx.state<Plan>();
+    const int64_t rows = plan.rows, n = plan.n;
+    const bool per_row = plan.per_row;
+    Tensor& y = ctx.Output(0);
     if (x.size() == 0) return;
-    const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
-    const bool per_row = BroadcastsTo(scale.shape(), norm_shape);
     const bool wide = x.dtype() == DataType::kDouble || scale.dtype() == DataType::kDouble;
     auto run = [&](auto acc_tag) {
       using A = decltype(acc_tag);
-      const std::vector<A> w = ReadFloatsExpanded<A>(scale, per_row ? norm_shape : x.shape(), ctx.Describe(), "scale");
-      Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto xtag) {
+      const std::vector<A> w = ReadFloatsExpanded<A>(scale, plan.param_shape, ctx);
+      Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto xtag) {
         using T = decltype(xtag);
-        Dispatch(FloatTypes{}, y.dtype(), ctx.Describe(), [&](auto ytag) {
+        Dispatch(FloatTypes{}, y.dtype(), ctx, [&](auto ytag) {
           using V = decltype(ytag);
           const T* in = x.data<T>();
           V* out = y.data<V>();
@@ -70,6 +92,11 @@ class RMSNormalization : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t rows = 1, n = 1;
+    bool per_row = true;
+    Shape param_shape;
+  };
   int64_t axis_;
   float epsilon_;
 };

@@ -11,9 +11,11 @@ class Rnn : public OpKernel {
  public:
   explicit Rnn(const ir::Node& node) : attrs_(rnn::ParseAttributes(node, {"Tanh"})) {}
 
+  void Prepare(PrepareContext& ctx) const override { rnn::Prepare(ctx, attrs_, 1, false); }
+
   void Compute(KernelContext& ctx) const override {
     const DataType dtype = ctx.required_input(0).dtype();
-    Dispatch(FloatTypes{}, dtype, ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, dtype, ctx, [&](auto tag) {
       using T = decltype(tag);
       Run<T>(ctx, dtype);
     });

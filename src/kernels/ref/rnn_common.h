@@ -1,5 +1,5 @@
 // Shared pieces of the reference RNN, GRU and LSTM kernels: attribute parsing (direction, hidden_size, clip,
-// layout, activation list with alpha/beta), input validation and conversion to the compute type in layout 0,
+// layout, activation list with alpha/beta), input validation (Prepare) and conversion to the compute type in layout 0,
 // the input projection X*W^T + bias, per-step row bookkeeping for sequence_lens, activations, and output writing.
 //
 // Internally everything is in layout 0: X [seq, batch, input], states [dir, batch, hidden],
@@ -227,58 +227,95 @@ std::vector<A> SwapLeadingDims(const std::vector<A>& in, int64_t d0, int64_t d1,
   return out;
 }
 
-inline void CheckShape(const KernelContext& ctx, const Tensor& t, const char* name, const Shape& expect) {
-  if (t.shape() != expect) {
-    throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' has shape " + ShapeToString(t.shape()) +
-                               ", expected " + ShapeToString(expect));
+// Prepare of RNN, GRU and LSTM: the dtype and shape checks of X, W, R, B, sequence_lens, initial_h (and for LSTM
+// initial_c, P) on the shapes Prepare sees, and the outputs' shapes: Y, Y_h (and for LSTM Y_c) in the node's
+// layout. `gates` is 1 (RNN), 3 (GRU) or 4 (LSTM). The values of sequence_lens are data: ReadInputs checks them
+// when Compute runs.
+inline void Prepare(PrepareContext& ctx, const Attributes& attrs, int64_t gates, bool lstm) {
+  const InputSpec& x = ctx.tensor_input(0);
+  const InputSpec& w = ctx.tensor_input(1);
+  const InputSpec& r = ctx.tensor_input(2);
+  for (const InputSpec* t : {&x, &w, &r}) {
+    if (t->dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs X, W and R must share one type, got " +
+                                 std::string(DataTypeName(x.dtype)) + " and " + std::string(DataTypeName(t->dtype)));
+    }
+  }
+  if (x.shape.size() != 3 || w.shape.size() != 3 || r.shape.size() != 3) {
+    throw InvalidArgumentError(ctx.Describe() + ": X, W and R must have rank 3, got " + ShapeToString(x.shape) +
+                               ", " + ShapeToString(w.shape) + ", " + ShapeToString(r.shape));
+  }
+  const int64_t dir = attrs.num_directions;
+  const int64_t seq = attrs.layout == 0 ? x.shape[0] : x.shape[1];
+  const int64_t batch = attrs.layout == 0 ? x.shape[1] : x.shape[0];
+  const int64_t hid = attrs.hidden_size > 0 ? attrs.hidden_size : r.shape[2];
+  auto check_shape = [&](int i, const char* name, const Shape& expect) {
+    const Shape& got = ctx.input(i).shape;
+    if (got != expect) {
+      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' has shape " + ShapeToString(got) +
+                                 ", expected " + ShapeToString(expect));
+    }
+  };
+  check_shape(1, "W", {dir, gates * hid, x.shape[2]});
+  check_shape(2, "R", {dir, gates * hid, hid});
+  auto optional_float = [&](int i, const char* name, const Shape& expect) {
+    if (!ctx.has_input(i)) return;
+    const InputSpec& t = ctx.tensor_input(i);
+    if (t.dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' has type " +
+                                 std::string(DataTypeName(t.dtype)) + ", expected " +
+                                 std::string(DataTypeName(x.dtype)));
+    }
+    check_shape(i, name, expect);
+  };
+  const Shape state_shape = attrs.layout == 0 ? Shape{dir, batch, hid} : Shape{batch, dir, hid};
+  optional_float(3, "B", {dir, 2 * gates * hid});
+  if (ctx.has_input(4)) {
+    const InputSpec& sl = ctx.tensor_input(4);
+    if (sl.dtype != DataType::kInt64 && sl.dtype != DataType::kInt32) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens': expected an int32 or int64 tensor, got " +
+                                 std::string(DataTypeName(sl.dtype)));
+    }
+    const int64_t count = ShapeElementCount(sl.shape);
+    if (count != batch) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens' has " + std::to_string(count) +
+                                 " values, expected batch size " + std::to_string(batch));
+    }
+  }
+  optional_float(5, "initial_h", state_shape);
+  if (lstm) {
+    optional_float(6, "initial_c", state_shape);
+    optional_float(7, "P", {dir, 3 * hid});
+  }
+  for (int i = 0; i < ctx.output_count(); ++i) {
+    if (i == 0) {
+      ctx.SetOutput(0, x.dtype, attrs.layout == 0 ? Shape{seq, dir, batch, hid} : Shape{batch, seq, dir, hid});
+    } else if (i == 1 || (lstm && i == 2)) {
+      ctx.SetOutput(i, x.dtype, state_shape);
+    }
   }
 }
 
-// Reads X, W, R, B, sequence_lens, initial_h (and for LSTM initial_c, P) with full shape validation.
+// Reads X, W, R, B, sequence_lens, initial_h (and for LSTM initial_c, P) into the compute type and layout 0.
+// Prepare checked their dtypes and shapes; what is left to check is data: the values of sequence_lens.
 template <typename T>
 Inputs<Acc<T>> ReadInputs(const KernelContext& ctx, const Attributes& attrs, int64_t gates, bool lstm) {
   using A = Acc<T>;
   Inputs<A> in;
   const Tensor& x = ctx.required_input(0);
-  const Tensor& w = ctx.required_input(1);
   const Tensor& r = ctx.required_input(2);
-  for (const Tensor* t : {&x, &w, &r}) {
-    if (t->dtype() != x.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs X, W and R must share one type, got " +
-                                 std::string(DataTypeName(x.dtype())) + " and " +
-                                 std::string(DataTypeName(t->dtype())));
-    }
-  }
-  if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3) {
-    throw InvalidArgumentError(ctx.Describe() + ": X, W and R must have rank 3, got " + ShapeToString(x.shape()) +
-                               ", " + ShapeToString(w.shape()) + ", " + ShapeToString(r.shape()));
-  }
   in.num_dir = attrs.num_directions;
   in.seq = attrs.layout == 0 ? x.dim(0) : x.dim(1);
   in.batch = attrs.layout == 0 ? x.dim(1) : x.dim(0);
   in.input_size = x.dim(2);
   in.hidden = attrs.hidden_size > 0 ? attrs.hidden_size : r.dim(2);
   const int64_t dir = in.num_dir, hid = in.hidden, batch = in.batch;
-  CheckShape(ctx, w, "W", {dir, gates * hid, in.input_size});
-  CheckShape(ctx, r, "R", {dir, gates * hid, hid});
   in.x = ToAcc<T>(x);
   if (attrs.layout == 1) in.x = SwapLeadingDims(in.x, batch, in.seq, in.input_size);
-  in.w = ToAcc<T>(w);
+  in.w = ToAcc<T>(ctx.required_input(1));
   in.r = ToAcc<T>(r);
 
-  auto optional_float = [&](int idx, const char* name, const Shape& expect) -> const Tensor* {
-    const Tensor* t = ctx.input(idx);
-    if (!t) return nullptr;
-    if (t->dtype() != x.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' has type " +
-                                 std::string(DataTypeName(t->dtype())) + ", expected " +
-                                 std::string(DataTypeName(x.dtype())));
-    }
-    CheckShape(ctx, *t, name, expect);
-    return t;
-  };
-  const Shape state_shape = attrs.layout == 0 ? Shape{dir, batch, hid} : Shape{batch, dir, hid};
-  if (const Tensor* b = optional_float(3, "B", {dir, 2 * gates * hid})) {
+  if (const Tensor* b = ctx.input(3)) {
     in.b = ToAcc<T>(*b);
   } else {
     in.b.assign(static_cast<size_t>(dir * 2 * gates * hid), A(0));
@@ -286,10 +323,6 @@ Inputs<Acc<T>> ReadInputs(const KernelContext& ctx, const Attributes& attrs, int
   in.lens.assign(static_cast<size_t>(batch), in.seq);
   if (const Tensor* sl = ctx.input(4)) {
     in.lens = ReadInt64s(*sl, ctx.Describe() + ": input 'sequence_lens'");
-    if (static_cast<int64_t>(in.lens.size()) != batch) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens' has " + std::to_string(in.lens.size()) +
-                                 " values, expected batch size " + std::to_string(batch));
-    }
     for (int64_t l : in.lens) {
       if (l < 0 || l > in.seq) {
         throw InvalidArgumentError(ctx.Describe() + ": sequence_lens value " + std::to_string(l) + " is outside [0, " +
@@ -297,9 +330,9 @@ Inputs<Acc<T>> ReadInputs(const KernelContext& ctx, const Attributes& attrs, int
       }
     }
   }
-  auto state = [&](int idx, const char* name) {
+  auto state = [&](int idx) {
     std::vector<A> s;
-    if (const Tensor* t = optional_float(idx, name, state_shape)) {
+    if (const Tensor* t = ctx.input(idx)) {
       s = ToAcc<T>(*t);
       if (attrs.layout == 1) s = SwapLeadingDims(s, batch, dir, hid);
     } else {
@@ -307,10 +340,10 @@ Inputs<Acc<T>> ReadInputs(const KernelContext& ctx, const Attributes& attrs, int
     }
     return s;
   };
-  in.h0 = state(5, "initial_h");
+  in.h0 = state(5);
   if (lstm) {
-    in.c0 = state(6, "initial_c");
-    if (const Tensor* p = optional_float(7, "P", {dir, 3 * hid})) {
+    in.c0 = state(6);
+    if (const Tensor* p = ctx.input(7)) {
       in.p = ToAcc<T>(*p);
     } else {
       in.p.assign(static_cast<size_t>(dir * 3 * hid), A(0));

@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/copy_util.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -39,39 +40,57 @@ class RoiAlign : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& rois = ctx.tensor_input(1);
+    const InputSpec& batch = ctx.tensor_input(2);
+    if (x.shape.size() != 4)
+      throw InvalidArgumentError(what + ": input 'X' must be 4-D NCHW, got " + ShapeToString(x.shape));
+    if (rois.shape.size() != 2 || rois.shape[1] != 4) {
+      throw InvalidArgumentError(what + ": input 'rois' must have shape [num_rois, 4], got " +
+                                 ShapeToString(rois.shape));
+    }
+    if (rois.dtype != x.dtype) {
+      throw InvalidArgumentError(what + ": 'rois' must have the element type of 'X' (" + ctx.InputString(1) + ", " +
+                                 ctx.InputString(0) + ")");
+    }
+    const int64_t num_rois = rois.shape[0];
+    if (batch.dtype != DataType::kInt64 && batch.dtype != DataType::kInt32) {
+      throw InvalidArgumentError(what + ": input 'batch_indices': expected an int32 or int64 tensor, got " +
+                                 std::string(DataTypeName(batch.dtype)));
+    }
+    if (batch.shape.size() != 1 || batch.shape[0] != num_rois) {
+      throw InvalidArgumentError(what + ": input 'batch_indices' must have shape [" + std::to_string(num_rois) +
+                                 "], got " + ShapeToString(batch.shape));
+    }
+    const int64_t channels = x.shape[1], height = x.shape[2], width = x.shape[3];
+    if (num_rois > 0 && channels > 0 && (height == 0 || width == 0)) {
+      throw InvalidArgumentError(what + ": input 'X' has an empty spatial extent " + ShapeToString(x.shape));
+    }
+    ctx.SetOutput(0, x.dtype, {num_rois, channels, output_height_, output_width_});
+  }
+
+  void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& rois = ctx.required_input(1);
     const Tensor& batch = ctx.required_input(2);
-    if (x.rank() != 4)
-      throw InvalidArgumentError(what + ": input 'X' must be 4-D NCHW, got " + ShapeToString(x.shape()));
-    if (rois.rank() != 2 || rois.dim(1) != 4) {
-      throw InvalidArgumentError(what + ": input 'rois' must have shape [num_rois, 4], got " +
-                                 ShapeToString(rois.shape()));
-    }
-    if (rois.dtype() != x.dtype()) throw InvalidArgumentError(what + ": 'rois' must have the element type of 'X'");
     const int64_t num_rois = rois.dim(0);
-    std::vector<int64_t> batch_idx = ReadInt64s(batch, what + ": input 'batch_indices'");
-    if (batch.rank() != 1 || static_cast<int64_t>(batch_idx.size()) != num_rois) {
-      throw InvalidArgumentError(what + ": input 'batch_indices' must have shape [" + std::to_string(num_rois) +
-                                 "], got " + ShapeToString(batch.shape()));
-    }
     const int64_t n = x.dim(0), channels = x.dim(1), height = x.dim(2), width = x.dim(3);
-    for (int64_t b : batch_idx) {
+    std::vector<int64_t> batch_idx(static_cast<size_t>(num_rois));
+    for (int64_t r = 0; r < num_rois; ++r) {
+      const int64_t b = IndexAt(batch, r);  // int32 or int64: Prepare checked
       if (b < 0 || b >= n) {
-        throw InvalidArgumentError(what + ": batch index " + std::to_string(b) + " is out of range [0, " +
+        throw InvalidArgumentError(ctx.Describe() + ": batch index " + std::to_string(b) + " is out of range [0, " +
                                    std::to_string(n) + ")");
       }
+      batch_idx[static_cast<size_t>(r)] = b;
     }
     const int64_t ph_n = output_height_, pw_n = output_width_;
-    if (num_rois > 0 && channels > 0 && (height == 0 || width == 0)) {
-      throw InvalidArgumentError(what + ": input 'X' has an empty spatial extent " + ShapeToString(x.shape()));
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), {num_rois, channels, ph_n, pw_n});
+    Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
 
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* xd = x.data<T>();
       const T* rd = rois.data<T>();

@@ -20,61 +20,83 @@ class RotaryEmbedding : public OpKernel {
         rotary_dim_(node.GetInt("rotary_embedding_dim", 0)),
         num_heads_(node.GetInt("num_heads", 0)) {}
 
-  void Compute(KernelContext& ctx) const override {
+  // The geometry ([B, H, S, D] strides, the rotated width) and every shape and dtype check.
+  void Prepare(PrepareContext& ctx) const override {
     const std::string what = ctx.Describe();
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& cos = ctx.tensor_input(1);
+    const InputSpec& sin = ctx.tensor_input(2);
+    const InputSpec* pos = ctx.has_input(3) ? &ctx.tensor_input(3) : nullptr;
+    const Shape& xs = x.shape;
+    Plan p;
+    if (xs.size() == 4) {
+      p.B = xs[0], p.H = xs[1], p.S = xs[2], p.D = xs[3];
+      p.ss = p.D, p.sh = p.S * p.D, p.sb = p.H * p.S * p.D;
+    } else if (xs.size() == 3) {
+      if (num_heads_ <= 0 || xs[2] % num_heads_ != 0) {
+        throw InvalidArgumentError(what + ": a 3-D input needs attribute num_heads dividing its last dim " +
+                                   std::to_string(xs[2]) + ", got " + std::to_string(num_heads_));
+      }
+      p.B = xs[0], p.S = xs[1], p.H = num_heads_, p.D = xs[2] / num_heads_;
+      p.sh = p.D, p.ss = p.H * p.D, p.sb = p.S * p.H * p.D;
+    } else {
+      throw InvalidArgumentError(what + ": input must be 3-D or 4-D, got " + ShapeToString(xs));
+    }
+    p.rot = rotary_dim_ > 0 ? rotary_dim_ : p.D;
+    if (p.rot > p.D || p.rot % 2 != 0) {
+      throw InvalidArgumentError(what + ": rotary_embedding_dim " + std::to_string(p.rot) +
+                                 " must be even and at most the head size " + std::to_string(p.D));
+    }
+    p.half = p.rot / 2;
+    const Shape& cs = cos.shape;
+    if (pos) {
+      if (pos->dtype != DataType::kInt64 && pos->dtype != DataType::kInt32) {
+        throw InvalidArgumentError(what + " input 'position_ids': expected an int32 or int64 tensor, got " +
+                                   std::string(DataTypeName(pos->dtype)));
+      }
+      if (pos->shape.size() != 2 || pos->shape[0] != p.B || pos->shape[1] != p.S) {
+        throw InvalidArgumentError(what + ": position_ids must be [B, S] = [" + std::to_string(p.B) + "," +
+                                   std::to_string(p.S) + "], got " + ShapeToString(pos->shape));
+      }
+      if (cs.size() != 2 || cs[1] != p.half || sin.shape != cs) {
+        throw InvalidArgumentError(what + ": with position_ids, cos_cache/sin_cache must be [max_pos, " +
+                                   std::to_string(p.half) + "], got " + ShapeToString(cs) + " and " +
+                                   ShapeToString(sin.shape));
+      }
+    } else if (cs.size() != 3 || cs[0] != p.B || cs[1] != p.S || cs[2] != p.half || sin.shape != cs) {
+      throw InvalidArgumentError(what + ": without position_ids, cos_cache/sin_cache must be [B, S, " +
+                                 std::to_string(p.half) + "], got " + ShapeToString(cs) + " and " +
+                                 ShapeToString(sin.shape));
+    }
+    if (cos.dtype != x.dtype || sin.dtype != x.dtype) {
+      throw InvalidArgumentError(what + ": cos_cache and sin_cache must have the input's type (" + ctx.InputString(0) +
+                                 ", " + ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, x.dtype, xs);
+  }
+
+  void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& cos = ctx.required_input(1);
     const Tensor& sin = ctx.required_input(2);
     const Tensor* pos = ctx.input(3);
-    int64_t B, H, S, D, sb, sh, ss;  // element (b, h, s, d) at b*sb + h*sh + s*ss + d
-    if (x.rank() == 4) {
-      B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
-      ss = D, sh = S * D, sb = H * S * D;
-    } else if (x.rank() == 3) {
-      if (num_heads_ <= 0 || x.dim(2) % num_heads_ != 0) {
-        throw InvalidArgumentError(what + ": a 3-D input needs attribute num_heads dividing its last dim " +
-                                   std::to_string(x.dim(2)) + ", got " + std::to_string(num_heads_));
-      }
-      B = x.dim(0), S = x.dim(1), H = num_heads_, D = x.dim(2) / num_heads_;
-      sh = D, ss = H * D, sb = S * H * D;
-    } else {
-      throw InvalidArgumentError(what + ": input must be 3-D or 4-D, got " + ShapeToString(x.shape()));
-    }
-    const int64_t rot = rotary_dim_ > 0 ? rotary_dim_ : D;
-    if (rot > D || rot % 2 != 0) {
-      throw InvalidArgumentError(what + ": rotary_embedding_dim " + std::to_string(rot) +
-                                 " must be even and at most the head size " + std::to_string(D));
-    }
-    const int64_t half = rot / 2;
+    const Plan& p = ctx.state<Plan>();
+    const int64_t B = p.B, H = p.H, S = p.S, D = p.D, sb = p.sb, sh = p.sh, ss = p.ss, rot = p.rot, half = p.half;
     std::vector<int64_t> positions;
     if (pos) {
-      positions = ReadInt64s(*pos, what + " input 'position_ids'");
-      if (pos->rank() != 2 || pos->dim(0) != B || pos->dim(1) != S) {
-        throw InvalidArgumentError(what + ": position_ids must be [B, S] = [" + std::to_string(B) + "," +
-                                   std::to_string(S) + "], got " + ShapeToString(pos->shape()));
-      }
-      if (cos.rank() != 2 || cos.dim(1) != half || sin.shape() != cos.shape()) {
-        throw InvalidArgumentError(what + ": with position_ids, cos_cache/sin_cache must be [max_pos, " +
-                                   std::to_string(half) + "], got " + ShapeToString(cos.shape()) + " and " +
-                                   ShapeToString(sin.shape()));
-      }
-      for (int64_t p : positions) {
-        if (p < 0 || p >= cos.dim(0)) {
-          throw InvalidArgumentError(what + ": position id " + std::to_string(p) + " is outside the cache of " +
-                                     std::to_string(cos.dim(0)) + " positions");
+      positions.resize(static_cast<size_t>(pos->size()));
+      for (int64_t i = 0; i < pos->size(); ++i) {
+        const int64_t id = pos->dtype() == DataType::kInt64 ? pos->data<int64_t>()[i] : pos->data<int32_t>()[i];
+        if (id < 0 || id >= cos.dim(0)) {
+          throw InvalidArgumentError(ctx.Describe() + ": position id " + std::to_string(id) +
+                                     " is outside the cache of " + std::to_string(cos.dim(0)) + " positions");
         }
+        positions[static_cast<size_t>(i)] = id;
       }
-    } else if (cos.rank() != 3 || cos.dim(0) != B || cos.dim(1) != S || cos.dim(2) != half ||
-               sin.shape() != cos.shape()) {
-      throw InvalidArgumentError(what + ": without position_ids, cos_cache/sin_cache must be [B, S, " +
-                                 std::to_string(half) + "], got " + ShapeToString(cos.shape()) + " and " +
-                                 ShapeToString(sin.shape()));
     }
-    if (cos.dtype() != x.dtype() || sin.dtype() != x.dtype()) {
-      throw InvalidArgumentError(what + ": cos_cache and sin_cache must have the input's type");
-    }
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    Tensor& y = ctx.Output(0);
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();
@@ -106,6 +128,11 @@ class RotaryEmbedding : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t B = 0, H = 0, S = 0, D = 0;  // batch, heads, sequence, head size
+    int64_t sb = 0, sh = 0, ss = 0;      // element (b, h, s, d) at b*sb + h*sh + s*ss + d
+    int64_t rot = 0, half = 0;           // rotated features per head, and half of them
+  };
   bool interleaved_;
   int64_t rotary_dim_;
   int64_t num_heads_;

@@ -33,6 +33,13 @@ std::vector<int64_t> ReadFlags(const ir::Node& node, const char* name, size_t co
   return v;
 }
 
+// Scan output axis `axis` of an output of rank `rank`, normalised; the node's description is built only for an
+// axis out of range (an error of what the body made).
+int64_t ScanOutputAxis(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return NormalizeAxis(axis, rank, ctx.Describe() + ": scan_output_axes");
+  return axis < 0 ? axis + rank : axis;
+}
+
 // Body outputs as tensors, checking the count.
 void CheckResults(const KernelContext& ctx, const std::vector<Value>& results, size_t expected) {
   if (results.size() != expected) {
@@ -72,33 +79,47 @@ class Scan9 : public OpKernel {
     out_dirs_ = ReadFlags(node, "scan_output_directions", num_scan_out_, 0, true);
   }
 
-  void Compute(KernelContext& ctx) const override {
-    std::vector<Value> state(num_state_);
-    for (size_t i = 0; i < num_state_; ++i) {
-      const Value* v = ctx.input_value(static_cast<int>(i));
-      if (!v) throw InvalidModelError(ctx.Describe() + ": state input " + std::to_string(i) + " is missing");
-      state[i] = *v;
+  // The outputs are what the body makes: dynamic. The scan inputs' axes and common sequence length, when they
+  // are all tensors (a sequence or optional among them is data: Compute rejects it).
+  void Prepare(PrepareContext& ctx) const override {
+    for (size_t i = 0; i < num_state_ + num_scan_in_; ++i) {
+      if (!ctx.node().input(i)) {
+        throw InvalidModelError(ctx.Describe() + ": " + (i < num_state_ ? "state input " : "scan input ") +
+                                std::to_string(i < num_state_ ? i : i - num_state_) + " is missing");
+      }
     }
-    std::vector<const Tensor*> xs(num_scan_in_);
-    std::vector<int64_t> axes(num_scan_in_);
-    int64_t seq_len = -1;
+    for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
+    Plan p;
+    p.axes.resize(num_scan_in_);
     for (size_t j = 0; j < num_scan_in_; ++j) {
-      const int idx = static_cast<int>(num_state_ + j);
-      const Value* v = ctx.input_value(idx);
-      if (!v) throw InvalidModelError(ctx.Describe() + ": scan input " + std::to_string(j) + " is missing");
-      const Tensor& x = RequireTensor(ctx, *v, "scan input " + std::to_string(j));
-      if (x.rank() < 1) {
+      const InputSpec& x = ctx.input(static_cast<int>(num_state_ + j));
+      if (!x.is_tensor()) return;
+      const int64_t rank = static_cast<int64_t>(x.shape.size());
+      if (rank < 1) {
         throw InvalidArgumentError(ctx.Describe() + ": scan input " + std::to_string(j) + " must have rank >= 1");
       }
-      axes[j] = NormalizeAxis(in_axes_[j], x.rank(), ctx.Describe() + ": scan_input_axes");
-      const int64_t len = x.dim(axes[j]);
-      if (seq_len >= 0 && len != seq_len) {
+      p.axes[j] = NormalizeAxis(in_axes_[j], rank, ctx.Describe() + ": scan_input_axes");
+      const int64_t len = x.shape[static_cast<size_t>(p.axes[j])];
+      if (p.seq_len >= 0 && len != p.seq_len) {
         throw InvalidArgumentError(ctx.Describe() + ": scan input " + std::to_string(j) + " has sequence length " +
-                                   std::to_string(len) + ", scan input 0 has " + std::to_string(seq_len));
+                                   std::to_string(len) + ", scan input 0 has " + std::to_string(p.seq_len));
       }
-      seq_len = len;
-      xs[j] = &x;
+      p.seq_len = len;
     }
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    std::vector<Value> state(num_state_);
+    for (size_t i = 0; i < num_state_; ++i) state[i] = *ctx.input_value(static_cast<int>(i));
+    std::vector<const Tensor*> xs(num_scan_in_);
+    for (size_t j = 0; j < num_scan_in_; ++j) {
+      const Value* v = ctx.input_value(static_cast<int>(num_state_ + j));
+      xs[j] = &RequireTensor(ctx, *v, "scan input " + std::to_string(j));
+    }
+    const Plan& plan = ctx.state<Plan>();  // made when every scan input is a tensor
+    const std::vector<int64_t>& axes = plan.axes;
+    const int64_t seq_len = plan.seq_len;
 
     std::vector<Tensor> outs(num_scan_out_);
     std::vector<int64_t> out_axes(num_scan_out_);
@@ -116,7 +137,7 @@ class Scan9 : public OpKernel {
         const std::string what = "scan output " + std::to_string(k);
         const Tensor& e = RequireTensor(ctx, results[num_state_ + k], what);
         if (t == 0) {
-          out_axes[k] = NormalizeAxis(out_axes_[k], e.rank() + 1, ctx.Describe() + ": scan_output_axes");
+          out_axes[k] = ScanOutputAxis(ctx, out_axes_[k], e.rank() + 1);
           Shape shape = e.shape();
           shape.insert(shape.begin() + out_axes[k], seq_len);
           outs[k] = Tensor(e.dtype(), shape);
@@ -144,8 +165,7 @@ class Scan9 : public OpKernel {
       if (seq_len <= 0) {
         const ir::Value* elem = body_->outputs()[num_state_ + k];
         Shape shape = StaticShapeOrZeros(elem);
-        const int64_t axis =
-            NormalizeAxis(out_axes_[k], static_cast<int64_t>(shape.size()) + 1, ctx.Describe() + ": scan_output_axes");
+        const int64_t axis = ScanOutputAxis(ctx, out_axes_[k], static_cast<int64_t>(shape.size()) + 1);
         shape.insert(shape.begin() + axis, 0);
         ctx.Output(out,
                    StaticElemType(elem, StaticElemType(ctx.node().output(static_cast<size_t>(out)), DataType::kFloat)),
@@ -157,6 +177,10 @@ class Scan9 : public OpKernel {
   }
 
  private:
+  struct Plan {
+    std::vector<int64_t> axes;  // per scan input, its scan axis
+    int64_t seq_len = -1;       // the iterations
+  };
   const ir::Graph* body_;
   size_t num_state_ = 0, num_scan_in_ = 0, num_scan_out_ = 0;
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
@@ -191,47 +215,76 @@ class Scan8 : public OpKernel {
     dirs_ = ReadFlags(node, "directions", num_scan_in_, 0, true);
   }
 
-  void Compute(KernelContext& ctx) const override {
-    std::vector<const Tensor*> states(num_state_), xs(num_scan_in_);
-    int64_t batch = -1, max_seq = -1;
-    auto check_batch = [&](const Tensor& t, const std::string& what) {
-      if (t.rank() < 1 || (batch >= 0 && t.dim(0) != batch)) {
-        throw InvalidArgumentError(ctx.Describe() + ": " + what + " has shape " + ShapeToString(t.shape()) +
-                                   ", expected leading batch dimension " + std::to_string(batch));
+  // The outputs are what the body makes: dynamic. The batch size and longest sequence, and the shape checks of
+  // the state and scan inputs, when they are all tensors (a sequence or optional among them is data: Compute
+  // rejects it); the dtype and length of sequence_lens (its values are data).
+  void Prepare(PrepareContext& ctx) const override {
+    for (size_t i = 0; i < num_state_ + num_scan_in_; ++i) {
+      if (!ctx.node().input(1 + i)) {
+        throw InvalidModelError(ctx.Describe() + ": " + (i < num_state_ ? "state input " : "scan input ") +
+                                std::to_string(i < num_state_ ? i : i - num_state_) + " is missing");
       }
-      batch = t.dim(0);
+    }
+    for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
+    Plan p;
+    auto check_batch = [&](const Shape& shape, const std::string& what) {
+      if (shape.empty() || (p.batch >= 0 && shape[0] != p.batch)) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + what + " has shape " + ShapeToString(shape) +
+                                   ", expected leading batch dimension " + std::to_string(p.batch));
+      }
+      p.batch = shape[0];
     };
+    for (size_t i = 0; i < num_state_ + num_scan_in_; ++i) {
+      if (!ctx.input(static_cast<int>(1 + i)).is_tensor()) return;
+    }
     for (size_t i = 0; i < num_state_; ++i) {
-      const std::string what = "state input " + std::to_string(i);
-      const Value* v = ctx.input_value(static_cast<int>(1 + i));
-      if (!v) throw InvalidModelError(ctx.Describe() + ": " + what + " is missing");
-      states[i] = &RequireTensor(ctx, *v, what);
-      check_batch(*states[i], what);
+      check_batch(ctx.input(static_cast<int>(1 + i)).shape, "state input " + std::to_string(i));
     }
     for (size_t j = 0; j < num_scan_in_; ++j) {
       const std::string what = "scan input " + std::to_string(j);
-      const Value* v = ctx.input_value(static_cast<int>(1 + num_state_ + j));
-      if (!v) throw InvalidModelError(ctx.Describe() + ": " + what + " is missing");
-      xs[j] = &RequireTensor(ctx, *v, what);
-      check_batch(*xs[j], what);
-      if (xs[j]->rank() < 2 || (max_seq >= 0 && xs[j]->dim(1) != max_seq)) {
-        throw InvalidArgumentError(ctx.Describe() + ": " + what + " has shape " + ShapeToString(xs[j]->shape()) +
-                                   ", expected [batch, " + std::to_string(max_seq) + ", ...]");
+      const Shape& shape = ctx.input(static_cast<int>(1 + num_state_ + j)).shape;
+      check_batch(shape, what);
+      if (shape.size() < 2 || (p.max_seq >= 0 && shape[1] != p.max_seq)) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + what + " has shape " + ShapeToString(shape) +
+                                   ", expected [batch, " + std::to_string(p.max_seq) + ", ...]");
       }
-      max_seq = xs[j]->dim(1);
+      p.max_seq = shape[1];
     }
+    if (ctx.has_input(0)) {
+      const InputSpec& sl = ctx.tensor_input(0);
+      if (sl.dtype != DataType::kInt64 && sl.dtype != DataType::kInt32) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens': expected an int32 or int64 tensor, got " +
+                                   std::string(DataTypeName(sl.dtype)));
+      }
+      if (ShapeElementCount(sl.shape) != p.batch) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens' has " +
+                                   std::to_string(ShapeElementCount(sl.shape)) + " values, expected batch size " +
+                                   std::to_string(p.batch));
+      }
+    }
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    std::vector<const Tensor*> states(num_state_), xs(num_scan_in_);
+    for (size_t i = 0; i < num_state_; ++i) {
+      states[i] = &RequireTensor(ctx, *ctx.input_value(static_cast<int>(1 + i)), "state input " + std::to_string(i));
+    }
+    for (size_t j = 0; j < num_scan_in_; ++j) {
+      xs[j] = &RequireTensor(ctx, *ctx.input_value(static_cast<int>(1 + num_state_ + j)),
+                             "scan input " + std::to_string(j));
+    }
+    const Plan& plan = ctx.state<Plan>();  // made when every state and scan input is a tensor
+    const int64_t batch = plan.batch, max_seq = plan.max_seq;
     std::vector<int64_t> lens(static_cast<size_t>(batch), max_seq);
     if (const Tensor* sl = ctx.input(0)) {
-      lens = ReadInt64s(*sl, ctx.Describe() + ": input 'sequence_lens'");
-      if (static_cast<int64_t>(lens.size()) != batch) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'sequence_lens' has " + std::to_string(lens.size()) +
-                                   " values, expected batch size " + std::to_string(batch));
-      }
-      for (int64_t l : lens) {
+      for (int64_t b = 0; b < batch; ++b) {
+        const int64_t l = sl->dtype() == DataType::kInt64 ? sl->data<int64_t>()[b] : sl->data<int32_t>()[b];
         if (l < 0 || l > max_seq) {
           throw InvalidArgumentError(ctx.Describe() + ": sequence_lens value " + std::to_string(l) +
                                      " is outside [0, " + std::to_string(max_seq) + "]");
         }
+        lens[static_cast<size_t>(b)] = l;
       }
     }
 
@@ -285,8 +338,13 @@ class Scan8 : public OpKernel {
       }
       std::vector<Tensor> parts(static_cast<size_t>(batch));
       for (int64_t b = 0; b < batch; ++b) parts[static_cast<size_t>(b)] = final_states[static_cast<size_t>(b)][i];
-      ctx.SetOutput(static_cast<int>(i),
-                    StackAlongNewAxis(parts, 0, ctx.Describe() + ": state output " + std::to_string(i)));
+      Tensor stacked;
+      try {  // states of different shapes (what the body made): the message names the node
+        stacked = StackAlongNewAxis(parts, 0, std::string());
+      } catch (const InvalidArgumentError& e) {
+        throw InvalidArgumentError(ctx.Describe() + ": state output " + std::to_string(i) + e.what());
+      }
+      ctx.SetOutput(static_cast<int>(i), std::move(stacked));
     }
     for (size_t k = 0; k < num_scan_out_; ++k) {
       const int out = static_cast<int>(num_state_ + k);
@@ -305,6 +363,10 @@ class Scan8 : public OpKernel {
   }
 
  private:
+  struct Plan {
+    int64_t batch = -1;    // the leading dimension of every state and scan input
+    int64_t max_seq = -1;  // the scan inputs' second dimension
+  };
   const ir::Graph* body_;
   size_t num_state_ = 0, num_scan_in_ = 0, num_scan_out_ = 0;
   std::vector<int64_t> dirs_;

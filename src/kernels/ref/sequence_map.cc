@@ -23,16 +23,26 @@ class SequenceMap : public OpKernel {
     }
   }
 
-  void Compute(KernelContext& ctx) const override {
-    const int num_in = ctx.input_count();
-    std::vector<const Value*> ins(static_cast<size_t>(num_in));
-    for (int i = 0; i < num_in; ++i) {
-      ins[static_cast<size_t>(i)] = ctx.input_value(i);
-      if (!ins[static_cast<size_t>(i)]) {
+  // The inputs the node names; the outputs are sequences (what the body makes): dynamic. Whether a sequence or
+  // optional input is a sequence, and the sequences' lengths, are the run's data.
+  void Prepare(PrepareContext& ctx) const override {
+    for (size_t i = 0; i < ctx.node().num_inputs(); ++i) {
+      if (!ctx.node().input(i)) {
         throw InvalidModelError(ctx.Describe() + ": input " + std::to_string(i) + " is missing");
       }
     }
-    if (!ins[0]->is_sequence()) {
+    if (ctx.input(0).is_tensor()) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'input_sequence' must be a sequence, got a tensor (" +
+                                 ctx.InputString(0) + ")");
+    }
+    for (int j = 0; j < ctx.output_count(); ++j) ctx.SetOutputDynamic(j);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const int num_in = ctx.input_count();
+    std::vector<const Value*> ins(static_cast<size_t>(num_in));
+    for (int i = 0; i < num_in; ++i) ins[static_cast<size_t>(i)] = ctx.input_value(i);
+    if (!ins[0]->is_sequence()) {  // Prepare checked that every input is given
       throw InvalidArgumentError(ctx.Describe() + ": input 'input_sequence' must be a sequence, got " +
                                  ValueKindName(*ins[0]));
     }

@@ -1,6 +1,8 @@
 // The basic tensor-sequence ops: SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase,
 // SequenceLength. Tensors entering or leaving a sequence are deep-copied, so sequence elements never share a
-// buffer with an executor-owned tensor.
+// buffer with an executor-owned tensor. Prepare checks the tensor inputs (the element tensor, a position's dtype
+// and size) and that a sequence input is not a tensor; a sequence's contents (and the positions' values) are the
+// run's data, checked by Compute. Outputs that are sequences, and SequenceAt's element, are dynamic.
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/control_flow_util.h"
@@ -9,9 +11,21 @@
 namespace ferry::ref {
 namespace {
 
+// Prepare's check of sequence input i: given, and not a tensor (what else it holds is the run's data).
+void CheckSequenceInput(const PrepareContext& ctx, int i) {
+  const InputSpec& s = ctx.input(i);
+  if (!ctx.node().input(static_cast<size_t>(i))) {
+    throw InvalidModelError(ctx.Describe() + ": required input " + std::to_string(i) + " is missing");
+  }
+  if (s.is_tensor()) {
+    throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " must be a sequence, got a tensor (" +
+                               ctx.InputString(i) + ")");
+  }
+}
+
+// Sequence input i (Prepare checked that it is given).
 const TensorSequence& RequireSequence(const KernelContext& ctx, int i) {
   const Value* v = ctx.input_value(i);
-  if (!v) throw InvalidModelError(ctx.Describe() + ": required input " + std::to_string(i) + " is missing");
   if (!v->is_sequence()) {
     throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " must be a sequence, got " +
                                ValueKindName(*v));
@@ -19,16 +33,25 @@ const TensorSequence& RequireSequence(const KernelContext& ctx, int i) {
   return v->sequence();
 }
 
-// Reads the scalar position input `i`; returns `def` when it is omitted.
+// Prepare's check of the position input `i`, when given: an int32 or int64 tensor of one element.
+void CheckPosition(const PrepareContext& ctx, int i) {
+  if (!ctx.has_input(i)) return;
+  const InputSpec& t = ctx.tensor_input(i);
+  if (t.dtype != DataType::kInt32 && t.dtype != DataType::kInt64) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'position': expected an int32 or int64 tensor, got " +
+                               ctx.InputString(i));
+  }
+  if (ShapeElementCount(t.shape) != 1) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'position' must be a scalar, got shape " +
+                               ShapeToString(t.shape) + " (" + ctx.InputString(i) + ")");
+  }
+}
+
+// Reads the scalar position input `i` (checked by CheckPosition); returns `def` when it is omitted.
 int64_t ReadPosition(const KernelContext& ctx, int i, int64_t def) {
   const Tensor* t = ctx.input(i);
   if (!t) return def;
-  const std::vector<int64_t> v = ReadInt64s(*t, ctx.Describe() + ": input 'position'");
-  if (v.size() != 1) {
-    throw InvalidArgumentError(ctx.Describe() + ": input 'position' must be a scalar, got shape " +
-                               ShapeToString(t->shape()));
-  }
-  return v[0];
+  return t->dtype() == DataType::kInt64 ? t->data<int64_t>()[0] : static_cast<int64_t>(t->data<int32_t>()[0]);
 }
 
 // Normalises `pos` into [0, n) (or [0, n] when `allow_end`); throws InvalidArgumentError otherwise.
@@ -42,10 +65,12 @@ int64_t NormalizePosition(const KernelContext& ctx, int64_t pos, int64_t n, bool
   return p;
 }
 
-void CheckElemType(const KernelContext& ctx, const TensorSequence& seq, const Tensor& t) {
-  if (seq.elem_type != DataType::kUndefined && t.dtype() != seq.elem_type) {
-    throw InvalidArgumentError(ctx.Describe() + ": tensor of type " + std::string(DataTypeName(t.dtype())) +
-                               " cannot join a sequence of " + std::string(DataTypeName(seq.elem_type)));
+// A tensor of type `t` joining a sequence of `elem_type` (kUndefined: any).
+template <typename Ctx>
+void CheckElemType(const Ctx& ctx, DataType elem_type, DataType t) {
+  if (elem_type != DataType::kUndefined && t != elem_type) {
+    throw InvalidArgumentError(ctx.Describe() + ": tensor of type " + std::string(DataTypeName(t)) +
+                               " cannot join a sequence of " + std::string(DataTypeName(elem_type)));
   }
 }
 
@@ -58,6 +83,7 @@ class SequenceEmpty : public OpKernel {
     }
     dtype_ = static_cast<DataType>(dt);
   }
+  void Prepare(PrepareContext& ctx) const override { ctx.SetOutputDynamic(0); }
   void Compute(KernelContext& ctx) const override {
     TensorSequence s;
     s.elem_type = dtype_;
@@ -71,12 +97,19 @@ class SequenceEmpty : public OpKernel {
 class SequenceConstruct : public OpKernel {
  public:
   explicit SequenceConstruct(const ir::Node&) {}
+  // Every input a tensor of input 0's type.
+  void Prepare(PrepareContext& ctx) const override {
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      const InputSpec& t = ctx.tensor_input(i);
+      CheckElemType(ctx, ctx.tensor_input(0).dtype, t.dtype);
+    }
+    ctx.SetOutputDynamic(0);
+  }
   void Compute(KernelContext& ctx) const override {
     TensorSequence s;
     for (int i = 0; i < ctx.input_count(); ++i) {
       const Tensor& t = ctx.required_input(i);
       if (i == 0) s.elem_type = t.dtype();
-      CheckElemType(ctx, s, t);
       s.tensors.push_back(t.Clone());
     }
     ctx.SetOutput(0, Value(std::move(s)));
@@ -86,10 +119,16 @@ class SequenceConstruct : public OpKernel {
 class SequenceInsert : public OpKernel {
  public:
   explicit SequenceInsert(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    CheckSequenceInput(ctx, 0);
+    ctx.tensor_input(1);
+    CheckPosition(ctx, 2);
+    ctx.SetOutputDynamic(0);
+  }
   void Compute(KernelContext& ctx) const override {
     const TensorSequence& in = RequireSequence(ctx, 0);
     const Tensor& t = ctx.required_input(1);
-    CheckElemType(ctx, in, t);
+    CheckElemType(ctx, in.elem_type, t.dtype());  // the sequence's type is the run's data
     const auto n = static_cast<int64_t>(in.tensors.size());
     const int64_t pos = NormalizePosition(ctx, ReadPosition(ctx, 2, n), n, true);
     TensorSequence out;
@@ -105,9 +144,15 @@ class SequenceInsert : public OpKernel {
 class SequenceAt : public OpKernel {
  public:
   explicit SequenceAt(const ir::Node&) {}
+  // The element's type and shape are the sequence's data: dynamic.
+  void Prepare(PrepareContext& ctx) const override {
+    CheckSequenceInput(ctx, 0);
+    if (!ctx.has_input(1)) throw InvalidModelError(ctx.Describe() + ": required input 'position' is missing");
+    CheckPosition(ctx, 1);
+    ctx.SetOutputDynamic(0);
+  }
   void Compute(KernelContext& ctx) const override {
     const TensorSequence& in = RequireSequence(ctx, 0);
-    if (!ctx.input(1)) throw InvalidModelError(ctx.Describe() + ": required input 'position' is missing");
     const auto n = static_cast<int64_t>(in.tensors.size());
     const int64_t pos = NormalizePosition(ctx, ReadPosition(ctx, 1, 0), n, false);
     ctx.SetOutput(0, Value(in.tensors[static_cast<size_t>(pos)].Clone()));
@@ -117,6 +162,11 @@ class SequenceAt : public OpKernel {
 class SequenceErase : public OpKernel {
  public:
   explicit SequenceErase(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    CheckSequenceInput(ctx, 0);
+    CheckPosition(ctx, 1);
+    ctx.SetOutputDynamic(0);
+  }
   void Compute(KernelContext& ctx) const override {
     const TensorSequence& in = RequireSequence(ctx, 0);
     const auto n = static_cast<int64_t>(in.tensors.size());
@@ -132,9 +182,13 @@ class SequenceErase : public OpKernel {
 class SequenceLength : public OpKernel {
  public:
   explicit SequenceLength(const ir::Node&) {}
+  void Prepare(PrepareContext& ctx) const override {
+    CheckSequenceInput(ctx, 0);
+    ctx.SetOutput(0, DataType::kInt64, {});
+  }
   void Compute(KernelContext& ctx) const override {
     const TensorSequence& in = RequireSequence(ctx, 0);
-    ctx.Output(0, DataType::kInt64, {}).data<int64_t>()[0] = static_cast<int64_t>(in.tensors.size());
+    ctx.Output(0).data<int64_t>()[0] = static_cast<int64_t>(in.tensors.size());
   }
 };
 

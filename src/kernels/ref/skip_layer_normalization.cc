@@ -1,7 +1,8 @@
 // ai.ferry SkipLayerNormalization (schemas_ferry.cc), computed by its definition: S = X + Skip, then ref's
 // LayerNormalization of S over the dims [axis, rank) with gamma and beta, in float: mean, then the variance about
 // the mean, Y = (S - mean) / sqrt(var + epsilon) * gamma + beta; Sum = S when requested. What fuse_skip_layer_norm
-// makes of a residual Add followed by a LayerNormalization.
+// makes of a residual Add followed by a LayerNormalization. Prepare checks the inputs (CheckSkipLayerNorm, shared
+// with cpu); Compute runs the rows.
 #include "kernels/ref/skip_layer_normalization.h"
 
 #include <algorithm>
@@ -48,6 +49,24 @@ SkipLayerNormShape CheckSkipLayerNorm(const Tensor& x, const Tensor& skip, const
   return s;
 }
 
+void PrepareSkipLayerNorm(PrepareContext& ctx, int64_t axis) {
+  const InputSpec& x = ctx.tensor_input(0);
+  const InputSpec& skip = ctx.tensor_input(1);
+  const InputSpec& gamma = ctx.tensor_input(2);
+  const InputSpec* beta = ctx.has_input(3) ? &ctx.tensor_input(3) : nullptr;
+  // The shared check reads dtypes and shapes only: tensors without data stand for the inputs.
+  const auto spec = [](const InputSpec& in) { return Tensor::Wrap(in.dtype, in.shape, nullptr, nullptr); };
+  const Tensor beta_t = beta ? spec(*beta) : Tensor();
+  ctx.EmplaceState(
+      CheckSkipLayerNorm(spec(x), spec(skip), spec(gamma), beta ? &beta_t : nullptr, axis, ctx.Describe()));
+  ctx.SetOutput(0, DataType::kFloat, x.shape);
+  if (ctx.output_requested(1)) {
+    ctx.SetOutput(1, DataType::kFloat, x.shape);
+  } else if (ctx.output_count() > 1) {
+    ctx.SetOutputDynamic(1);  // omitted: Compute does not write it
+  }
+}
+
 namespace {
 
 class SkipLayerNormalization : public OpKernel {
@@ -55,14 +74,17 @@ class SkipLayerNormalization : public OpKernel {
   explicit SkipLayerNormalization(const ir::Node& node)
       : axis_(node.GetInt("axis", -1)), epsilon_(node.GetFloat("epsilon", 1e-5f)) {}
 
+  // The inputs' checks (shared with cpu), the rows; Y, and Sum when requested, of X's shape.
+  void Prepare(PrepareContext& ctx) const override { PrepareSkipLayerNorm(ctx, axis_); }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& skip = ctx.required_input(1);
     const Tensor& gamma = ctx.required_input(2);
     const Tensor* beta = ctx.input(3);
-    const SkipLayerNormShape s = CheckSkipLayerNorm(x, skip, gamma, beta, axis_, ctx.Describe());
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.shape());
-    Tensor* sum_out = ctx.output_requested(1) ? &ctx.Output(1, DataType::kFloat, x.shape()) : nullptr;
+    const SkipLayerNormShape& s = ctx.state<SkipLayerNormShape>();
+    Tensor& y = ctx.Output(0);
+    Tensor* sum_out = ctx.output_requested(1) ? &ctx.Output(1) : nullptr;
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     const float* kp = skip.data<float>();

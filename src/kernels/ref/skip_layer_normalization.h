@@ -7,6 +7,10 @@
 
 #include "ferry/tensor.h"
 
+namespace ferry {
+class PrepareContext;
+}  // namespace ferry
+
 namespace ferry::ref {
 
 struct SkipLayerNormShape {
@@ -19,5 +23,9 @@ struct SkipLayerNormShape {
 // leading 1s; gamma and beta of n elements) and `axis`; throws InvalidArgumentError naming `what` and the input.
 SkipLayerNormShape CheckSkipLayerNorm(const Tensor& x, const Tensor& skip, const Tensor& gamma, const Tensor* beta,
                                       int64_t axis, const std::string& what);
+
+// Both backends' Prepare: CheckSkipLayerNorm on the inputs' specs, its shape kept as the state; Y, and Sum when
+// requested, float32 of X's shape (an omitted Sum is dynamic: Compute does not write it).
+void PrepareSkipLayerNorm(PrepareContext& ctx, int64_t axis);
 
 }  // namespace ferry::ref

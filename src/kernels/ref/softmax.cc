@@ -1,6 +1,7 @@
 // Softmax, LogSoftmax and Hardmax. Opsets < 13 coerce the input to 2-D at `axis` (default 1) and normalise each
 // row of the flattened [outer, prod(dims[axis:])] matrix; opset 13 normalises along `axis` only (default -1).
-// Both cases reduce to an [outer, n, inner] view; inner == 1 (the common last-axis case) is a contiguous row.
+// Both cases reduce to an [outer, n, inner] view (Prepare's); inner == 1 (the common last-axis case) is a
+// contiguous row.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,30 +17,46 @@ namespace {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
+// X as [outer, n, inner]: `outer` groups of n elements to normalise, `inner` apart.
+struct Plan {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
 template <SoftmaxKind kKind>
 class SoftmaxFamily : public OpKernel {
  public:
   explicit SoftmaxFamily(const ir::Node& node)
       : coerce_2d_(node.opset() < 13), axis_(node.GetInt("axis", node.opset() < 13 ? 1 : -1)) {}
 
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());
-    if (x.size() == 0) return;
-    const int64_t rank = x.rank();
+  // The [outer, n, inner] view for X's shape (an empty X has none: its axis is not checked).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (ShapeElementCount(x.shape) == 0) return;
+    const auto rank = static_cast<int64_t>(x.shape.size());
     // A scalar behaves as a single-element row; the 2-D coercion also accepts axis == rank (rows of one).
     const int64_t axis = rank == 0                       ? 0
                          : (coerce_2d_ && axis_ == rank) ? rank
                                                          : NormalizeAxis(axis_, rank, ctx.Describe());
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+    Plan p;
+    auto dim = [&](int64_t d) { return x.shape[static_cast<size_t>(d)]; };
+    for (int64_t d = 0; d < axis; ++d) p.outer *= dim(d);
     if (coerce_2d_) {
-      for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
+      for (int64_t d = axis; d < rank; ++d) p.n *= dim(d);
     } else {
-      if (rank > 0) n = x.dim(axis);
-      for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+      if (rank > 0) p.n = dim(axis);
+      for (int64_t d = axis + 1; d < rank; ++d) p.inner *= dim(d);
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    ctx.EmplaceState(p);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.Output(0);
+    if (x.size() == 0) return;
+    const Plan& p = ctx.state<Plan>();
+    const int64_t outer = p.outer, n = p.n, inner = p.inner;
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();

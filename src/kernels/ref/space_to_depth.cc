@@ -1,5 +1,6 @@
 // SpaceToDepth: [N, C, H, W] -> [N, C*b^2, H/b, W/b]; output channel (b1*b + b2)*C + c holds input
-// (n, c, h*b + b1, w*b + b2). One strided copy over the 6-D view [N, b, b, C, H/b, W/b] of the output.
+// (n, c, h*b + b1, w*b + b2). One strided copy over the 6-D view [N, b, b, C, H/b, W/b] of the output. Prepare
+// checks X's shape.
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
@@ -14,15 +15,21 @@ class SpaceToDepth : public OpKernel {
     if (blocksize_ < 1) throw InvalidModelError(node.Describe() + ": blocksize must be positive");
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const int64_t b = blocksize_;
+    if (x.shape.size() != 4 || x.shape[2] % b != 0 || x.shape[3] % b != 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be 4-D with height and width divisible by blocksize " +
+                                 std::to_string(b) + ", got " + ctx.InputString(0));
+    }
+    ctx.SetOutput(0, x.dtype, {x.shape[0], x.shape[1] * b * b, x.shape[2] / b, x.shape[3] / b});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const int64_t b = blocksize_;
-    if (x.rank() != 4 || x.dim(2) % b != 0 || x.dim(3) % b != 0) {
-      throw InvalidArgumentError(ctx.Describe() + ": input must be 4-D with height and width divisible by blocksize " +
-                                 std::to_string(b) + ", got " + DescribeTensor(x));
-    }
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), ho = h / b, wo = w / b;
-    Tensor& y = ctx.Output(0, x.dtype(), {n, c * b * b, ho, wo});
+    Tensor& y = ctx.Output(0);
     const int64_t box[6] = {n, b, b, c, ho, wo};
     const int64_t ds[6] = {c * b * b * ho * wo, b * c * ho * wo, c * ho * wo, ho * wo, wo, 1};
     const int64_t ss[6] = {c * h * w, w, 1, h * w, b * w, b};

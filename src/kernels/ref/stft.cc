@@ -2,8 +2,10 @@
 // samples (frames = 1 + (length - frame_length) / frame_step), each frame is multiplied by `window` (default all
 // ones) and transformed with a DFT of length frame_length. Output [batch, frames, bins, 2] with
 // bins = frame_length / 2 + 1 when onesided (default 1) else frame_length. frame_length defaults to the window
-// length.
+// length. Prepare checks the inputs' shapes and resolves the frames when frame_step and frame_length are
+// constants; scalars read at run time are resolved (and their errors raised) by Compute.
 #include <complex>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_def.h"
@@ -14,40 +16,55 @@
 namespace ferry::ref {
 namespace {
 
+// The frames: every `step` samples, `frame_len` long, `bins` DFT bins each.
+struct Geometry {
+  int64_t step = 0, frame_len = 0, frames = 0, bins = 0;
+};
+
 class Stft : public OpKernel {
  public:
   explicit Stft(const ir::Node& node) : onesided_(node.GetInt("onesided", 1) != 0) {}
 
+  // The shapes and dtypes of signal, frame_step, window and frame_length; the geometry when frame_step and
+  // frame_length are constants (else Y is dynamic and Compute resolves it from the run's scalars).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() != 3 || (x.shape[2] != 1 && x.shape[2] != 2)) {
+      throw InvalidArgumentError(ctx.Describe() + ": signal must have shape [batch, length, 1 or 2], got " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    }
+    CheckScalar(ctx, 1, "frame_step");
+    const InputSpec* window = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    if (window && window->shape.size() != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": window must be 1-D, got " + ShapeToString(window->shape) + " (" +
+                                 ctx.InputString(2) + ")");
+    }
+    if (window && window->dtype != x.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": window dtype differs from signal dtype (" + ctx.InputString(2) +
+                                 ", " + ctx.InputString(0) + ")");
+    }
+    const bool has_fl = ctx.has_input(3);
+    if (has_fl) CheckScalar(ctx, 3, "frame_length");
+    if (!ctx.constant(1) || (has_fl && !ctx.constant(3))) return ctx.SetOutputDynamic(0);
+    const Geometry& g = ctx.EmplaceState(Resolve(x.shape, window ? window->shape[0] : -1, *ctx.constant(1),
+                                                 has_fl ? ctx.constant(3) : nullptr, ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, {x.shape[0], g.frames, g.bins, 2});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const std::string what = ctx.Describe();
-    if (x.rank() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
-      throw InvalidArgumentError(what + ": signal must have shape [batch, length, 1 or 2], got " +
-                                 ShapeToString(x.shape()));
-    const int64_t step = ReadScalarInt(ctx.required_input(1), what, "frame_step");
     const Tensor* window = ctx.input(2);
-    if (window && window->rank() != 1)
-      throw InvalidArgumentError(what + ": window must be 1-D, got " + ShapeToString(window->shape()));
-    if (window && window->dtype() != x.dtype())
-      throw InvalidArgumentError(what + ": window dtype differs from signal dtype");
-    int64_t frame_len = -1;
-    if (const Tensor* fl = ctx.input(3)) frame_len = ReadScalarInt(*fl, what, "frame_length");
-    if (window) {
-      if (frame_len >= 0 && frame_len != window->dim(0))
-        throw InvalidArgumentError(what + ": frame_length " + std::to_string(frame_len) +
-                                   " differs from the window length " + std::to_string(window->dim(0)));
-      frame_len = window->dim(0);
+    const Geometry* prepared = ctx.state_if_any<Geometry>();
+    Geometry resolved;
+    if (!prepared) {  // frame_step or frame_length read at run time: their errors are the data's (naming the node)
+      resolved = Resolve(x.shape(), window ? window->dim(0) : -1, ctx.required_input(1), ctx.input(3),
+                         ctx.Describe());
     }
-    if (frame_len < 0) throw InvalidArgumentError(what + ": either window or frame_length must be given");
+    const Geometry& g = prepared ? *prepared : resolved;
     const int64_t batch = x.dim(0), length = x.dim(1), comps = x.dim(2);
-    if (step < 1) throw InvalidArgumentError(what + ": frame_step must be positive, got " + std::to_string(step));
-    if (frame_len < 1 || frame_len > length)
-      throw InvalidArgumentError(what + ": frame_length " + std::to_string(frame_len) +
-                                 " must be in [1, signal length " + std::to_string(length) + "]");
-    const int64_t frames = 1 + (length - frame_len) / step;
-    const int64_t bins = onesided_ ? frame_len / 2 + 1 : frame_len;
-    Tensor& y = ctx.Output(0, x.dtype(), {batch, frames, bins, 2});
-    Dispatch(FloatTypes{}, x.dtype(), what, [&](auto tag) {
+    const int64_t step = g.step, frame_len = g.frame_len, frames = g.frames, bins = g.bins;
+    Tensor& y = prepared ? ctx.Output(0) : ctx.Output(0, x.dtype(), {batch, frames, bins, 2});
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       auto load = [](T v) { return static_cast<double>(static_cast<Acc<T>>(v)); };
       const T* in = x.data<T>();
@@ -74,6 +91,45 @@ class Stft : public OpKernel {
 
  private:
   bool onesided_;
+
+  // Prepare's check of scalar input i (`name`): given, one element, int32 or int64 (what ReadScalarInt reads).
+  static void CheckScalar(const PrepareContext& ctx, int i, const char* name) {
+    const InputSpec& t = ctx.tensor_input(i);
+    if (ShapeElementCount(t.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + name + " must be a scalar, got shape " +
+                                 ShapeToString(t.shape) + " (" + ctx.InputString(i) + ")");
+    }
+    if (t.dtype != DataType::kInt32 && t.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + name + ": expected an int32 or int64 tensor, got " +
+                                 ctx.InputString(i));
+    }
+  }
+
+  // The frames of a signal of `x_shape` for the frame_step and frame_length tensors (`fl` null when omitted)
+  // and a window of `window_len` samples (-1: none); throws InvalidArgumentError naming `what`.
+  Geometry Resolve(const Shape& x_shape, int64_t window_len, const Tensor& step_t, const Tensor* fl,
+                   const std::string& what) const {
+    Geometry g;
+    g.step = ReadScalarInt(step_t, what, "frame_step");
+    int64_t frame_len = -1;
+    if (fl) frame_len = ReadScalarInt(*fl, what, "frame_length");
+    if (window_len >= 0) {
+      if (frame_len >= 0 && frame_len != window_len)
+        throw InvalidArgumentError(what + ": frame_length " + std::to_string(frame_len) +
+                                   " differs from the window length " + std::to_string(window_len));
+      frame_len = window_len;
+    }
+    if (frame_len < 0) throw InvalidArgumentError(what + ": either window or frame_length must be given");
+    const int64_t length = x_shape[1];
+    if (g.step < 1) throw InvalidArgumentError(what + ": frame_step must be positive, got " + std::to_string(g.step));
+    if (frame_len < 1 || frame_len > length)
+      throw InvalidArgumentError(what + ": frame_length " + std::to_string(frame_len) +
+                                 " must be in [1, signal length " + std::to_string(length) + "]");
+    g.frame_len = frame_len;
+    g.frames = 1 + (length - frame_len) / g.step;
+    g.bins = onesided_ ? frame_len / 2 + 1 : frame_len;
+    return g;
+  }
 };
 
 }  // namespace

@@ -1,11 +1,13 @@
 // StringNormalizer (opset 10): drops the elements of a [C] or [1, C] string tensor that equal one of `stopwords`
 // (compared case-insensitively unless is_case_sensitive=1), then applies case_change_action LOWER / UPPER / NONE.
-// When every element is dropped the output is a single empty string of shape [1] (or [1, 1]).
+// When every element is dropped the output is a single empty string of shape [1] (or [1, 1]). Prepare checks X;
+// Y's shape is known before the run only without stopwords.
 //
 // Case mapping does not depend on any installed C/C++ locale (the `locale` attribute is accepted and ignored):
 // strings are decoded as UTF-8 and mapped with a built-in table covering ASCII, Latin-1 (U+00C0-U+00FE),
 // Latin Extended-A (U+0100-U+017F), Greek (U+0391-U+03C9) and basic Cyrillic (U+0400-U+045F). Other code points
 // and malformed UTF-8 bytes pass through unchanged. One-to-many mappings (e.g. U+00DF -> "SS") are not applied.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -126,14 +128,26 @@ class StringNormalizer : public OpKernel {
     for (const auto& w : node.GetStrings("stopwords")) stopwords_.push_back(case_sensitive_ ? w : Lower(w));
   }
 
+  // X a [C] or [1, C] string tensor. Without stopwords nothing is dropped: Y's shape is known; else it is the
+  // data's (dynamic).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kString) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor, got " + ctx.InputString(0));
+    }
+    const bool two_d = x.shape.size() == 2;
+    if (!(x.shape.size() == 1 || (two_d && x.shape[0] == 1))) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [C] or [1, C], got " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    }
+    if (!stopwords_.empty()) return ctx.SetOutputDynamic(0);
+    const int64_t c = std::max<int64_t>(ShapeElementCount(x.shape), 1);  // all dropped: one empty string
+    ctx.SetOutput(0, DataType::kString, two_d ? Shape{1, c} : Shape{c});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.dtype() != DataType::kString)
-      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor");
     const bool two_d = x.rank() == 2;
-    if (!(x.rank() == 1 || (two_d && x.dim(0) == 1)))
-      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [C] or [1, C], got " +
-                                 ShapeToString(x.shape()));
     std::vector<std::string> kept;
     for (int64_t i = 0; i < x.size(); ++i) {
       const std::string& s = x.strings()[i];
@@ -146,7 +160,9 @@ class StringNormalizer : public OpKernel {
     }
     if (kept.empty()) kept.emplace_back();
     const int64_t c = static_cast<int64_t>(kept.size());
-    Tensor& y = ctx.Output(0, DataType::kString, two_d ? Shape{1, c} : Shape{c});
+    const OutputSpec* prepared = ctx.prepared_output(0);
+    Tensor& y = prepared && prepared->is_tensor() ? ctx.Output(0)
+                                                  : ctx.Output(0, DataType::kString, two_d ? Shape{1, c} : Shape{c});
     for (int64_t i = 0; i < c; ++i) y.strings()[i] = std::move(kept[static_cast<size_t>(i)]);
   }
 

@@ -2,7 +2,7 @@
 // `delimiter` the string is split at each occurrence (consecutive delimiters give empty substrings); without one
 // (absent or "") it is split at runs of whitespace and leading/trailing whitespace is dropped. `maxsplit` caps
 // the number of splits (the remainder stays whole). Outputs: substrings, shape X.shape + [max count], padded
-// with ""; and the count per element (int64, shape X.shape).
+// with "" (dynamic: its width is the data's); and the count per element (int64, shape X.shape).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -22,10 +22,18 @@ class StringSplit : public OpKernel {
       : delimiter_(node.GetString("delimiter", "")),
         maxsplit_(node.has_attr("maxsplit") ? node.GetInt("maxsplit", -1) : -1) {}
 
+  // X a string tensor; the substrings' width is the data's (dynamic), the counts have X's shape.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != DataType::kString) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor, got " + ctx.InputString(0));
+    }
+    ctx.SetOutputDynamic(0);
+    if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kInt64, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.dtype() != DataType::kString)
-      throw InvalidArgumentError(ctx.Describe() + ": input must be a string tensor");
     std::vector<std::vector<std::string>> parts(static_cast<size_t>(x.size()));
     size_t widest = 0;
     for (int64_t i = 0; i < x.size(); ++i) {
@@ -36,7 +44,7 @@ class StringSplit : public OpKernel {
     Shape ys = x.shape();
     ys.push_back(static_cast<int64_t>(widest));
     Tensor& y = ctx.Output(0, DataType::kString, ys);
-    Tensor& n = ctx.Output(1, DataType::kInt64, x.shape());
+    Tensor& n = ctx.Output(1);
     for (int64_t i = 0; i < x.size(); ++i) {
       auto& p = parts[static_cast<size_t>(i)];
       n.data<int64_t>()[i] = static_cast<int64_t>(p.size());

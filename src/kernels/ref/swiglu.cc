@@ -1,5 +1,5 @@
 // SwiGLU (opset 28): Y = A * sigmoid(alpha * A) * B elementwise, A and B of identical shape and type
-// (no broadcasting), alpha defaults to 1.
+// (no broadcasting, checked by Prepare), alpha defaults to 1.
 #include <cmath>
 
 #include "core/parallel.h"
@@ -14,15 +14,21 @@ class SwiGLU : public OpKernel {
  public:
   explicit SwiGLU(const ir::Node& node) : alpha_(node.GetFloat("alpha", 1.0f)) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.shape != b.shape || a.dtype != b.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": inputs A and B must have identical shapes and types, got " +
+                                 ctx.InputString(0) + " and " + ctx.InputString(1));
+    }
+    ctx.SetOutput(0, a.dtype, a.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
-    if (a.shape() != b.shape() || a.dtype() != b.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": inputs A and B must have identical shapes and types, got " +
-                                 ShapeToString(a.shape()) + " and " + ShapeToString(b.shape()));
-    }
-    Tensor& y = ctx.Output(0, a.dtype(), a.shape());
-    Dispatch(FloatTypes{}, a.dtype(), ctx.Describe(), [&](auto tag) {
+    Tensor& y = ctx.Output(0);
+    Dispatch(FloatTypes{}, a.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* pa = a.data<T>();

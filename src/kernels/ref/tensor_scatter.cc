@@ -1,6 +1,10 @@
 // TensorScatter (opset 24): the KV-cache update. A copy of past_cache in which, for every prefix index before
 // `axis` (default -2), the update's sequence rows are written at write_indices[batch] + s along `axis`
-// (mode linear: must fit; mode circular: modulo max_sequence_length). write_indices defaults to zeros.
+// (mode linear: must fit; mode circular: modulo max_sequence_length). write_indices defaults to zeros. Prepare
+// checks the shapes; Compute checks the write positions.
+#include <string>
+#include <vector>
+
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
@@ -8,6 +12,11 @@
 
 namespace ferry::ref {
 namespace {
+
+// The sequence axis, past_cache as [batch, prefix, max_seq, inner] around it, and the update's rows (seq).
+struct Plan {
+  int64_t axis = 0, batch = 0, max_seq = 0, seq = 0, prefix = 1, inner = 1;
+};
 
 class TensorScatter : public OpKernel {
  public:
@@ -19,28 +28,54 @@ class TensorScatter : public OpKernel {
     circular_ = mode == "circular";
   }
 
+  // The shapes of past_cache, update and write_indices, and the rows; Y has past_cache's shape. The write
+  // positions are the data's (Compute).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& past = ctx.tensor_input(0);
+    const InputSpec& update = ctx.tensor_input(1);
+    const auto rank = static_cast<int64_t>(past.shape.size());
+    if (rank < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": past_cache must have rank >= 2, got " + ctx.InputString(0));
+    }
+    Plan p;
+    p.axis = NormalizeAxis(axis_, rank, ctx.Describe());
+    if (p.axis == 0) throw InvalidArgumentError(ctx.Describe() + ": axis must not be the batch axis 0");
+    auto pd = [&](int64_t d) { return past.shape[static_cast<size_t>(d)]; };
+    auto ud = [&](int64_t d) { return update.shape[static_cast<size_t>(d)]; };
+    bool ok = static_cast<int64_t>(update.shape.size()) == rank && update.dtype == past.dtype;
+    for (int64_t d = 0; ok && d < rank; ++d) ok = d == p.axis ? ud(d) <= pd(d) : ud(d) == pd(d);
+    if (!ok) {
+      throw InvalidArgumentError(ctx.Describe() + ": update " + ctx.InputString(1) + " must match past_cache " +
+                                 ctx.InputString(0) + " except for a shorter sequence axis " + std::to_string(p.axis));
+    }
+    p.batch = pd(0);
+    p.max_seq = pd(p.axis);
+    p.seq = ud(p.axis);
+    for (int64_t d = 1; d < p.axis; ++d) p.prefix *= pd(d);
+    for (int64_t d = p.axis + 1; d < rank; ++d) p.inner *= pd(d);
+    if (ctx.has_input(2)) {
+      const InputSpec& wi = ctx.tensor_input(2);
+      if (wi.dtype != DataType::kInt32 && wi.dtype != DataType::kInt64) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'write_indices': expected an int32 or int64 tensor, got " +
+                                   ctx.InputString(2));
+      }
+      if (ShapeElementCount(wi.shape) != p.batch) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'write_indices' " + ctx.InputString(2) +
+                                   " must have one entry per batch entry (" + std::to_string(p.batch) + ")");
+      }
+    }
+    ctx.EmplaceState(p);
+    ctx.SetOutput(0, past.dtype, past.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& past = ctx.required_input(0);
     const Tensor& update = ctx.required_input(1);
-    const int64_t rank = past.rank();
-    if (rank < 2) throw InvalidArgumentError(ctx.Describe() + ": past_cache must have rank >= 2");
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    if (axis == 0) throw InvalidArgumentError(ctx.Describe() + ": axis must not be the batch axis 0");
-    bool ok = update.rank() == rank && update.dtype() == past.dtype();
-    for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis ? update.dim(d) <= past.dim(d) : update.dim(d) == past.dim(d);
-    if (!ok) {
-      throw InvalidArgumentError(ctx.Describe() + ": update " + DescribeTensor(update) +
-                                 " must match past_cache " + DescribeTensor(past) +
-                                 " except for a shorter sequence axis " + std::to_string(axis));
-    }
-    const int64_t batch = past.dim(0), max_seq = past.dim(axis), seq = update.dim(axis);
+    const Plan& pl = ctx.state<Plan>();
+    const int64_t batch = pl.batch, max_seq = pl.max_seq, seq = pl.seq, prefix = pl.prefix, inner = pl.inner;
     std::vector<int64_t> writes(static_cast<size_t>(batch), 0);
-    if (const Tensor* wi = ctx.input(2)) {
-      writes = ReadInt64s(*wi, ctx.Describe() + ": input 'write_indices'");
-      if (static_cast<int64_t>(writes.size()) != batch) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'write_indices' " + DescribeTensor(*wi) +
-                                   " must have one entry per batch entry (" + std::to_string(batch) + ")");
-      }
+    if (const Tensor* wi = ctx.input(2)) {  // int32 or int64, one per batch entry (Prepare checked)
+      for (int64_t b = 0; b < batch; ++b) writes[static_cast<size_t>(b)] = IndexAt(*wi, b);
     }
     for (int64_t w : writes) {
       if (w < 0 || (!circular_ && w > max_seq - seq)) {
@@ -49,13 +84,11 @@ class TensorScatter : public OpKernel {
                                    std::to_string(max_seq));
       }
     }
-    Tensor& y = ctx.Output(0, past.dtype(), past.shape());
+    Tensor& y = ctx.Output(0);
     CopyElements(past.dtype(), y.raw_data(), 0, past.raw_data(), 0, past.size());
     if (update.size() == 0 || max_seq == 0) return;
-    int64_t prefix = 1, inner = 1;
-    for (int64_t d = 1; d < axis; ++d) prefix *= past.dim(d);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= past.dim(d);
-    DispatchElements(past.dtype(), ctx.Describe(), [&](auto acc) {
+    // Every registered dtype has a storage layout: the description is never used.
+    DispatchElements(past.dtype(), std::string(), [&](auto acc) {
       using A = decltype(acc);
       for (int64_t b = 0; b < batch; ++b) {
         for (int64_t p = 0; p < prefix; ++p) {

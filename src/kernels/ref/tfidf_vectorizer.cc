@@ -4,7 +4,7 @@
 // lengths min_gram_length..max_gram_length are counted; an n-gram may skip up to max_skip_count items between
 // its elements (the same skip throughout; unigrams are counted once). mode TF: counts; IDF: weights[col] (or 1)
 // where the count is non-zero; TFIDF: count * weights[col] (or the count). Output float [max index + 1] or
-// [N, max index + 1].
+// [N, max index + 1]. Prepare checks X's type and shape.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -76,17 +76,32 @@ class TfIdfVectorizer : public OpKernel {
     }
   }
 
+  // X's type against the pool and its shape; Y float [max index + 1] or [N, max index + 1].
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const bool is_string = x.dtype == DataType::kString;
+    if (is_string != strings_) {
+      throw InvalidArgumentError(ctx.Describe() + ": input type " + std::string(DataTypeName(x.dtype)) +
+                                 " does not match the pool (" + (strings_ ? "strings" : "int64s") + ")");
+    }
+    const size_t rank = x.shape.size();
+    if (rank > 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [C] or [N, C], got " +
+                                 ShapeToString(x.shape) + " (" + ctx.InputString(0) + ")");
+    }
+    const int64_t rows = rank == 2 ? x.shape[0] : 1;
+    // (Without rows there is nothing to read: any integer type passes.)
+    if (!strings_ && rows > 0 && x.dtype != DataType::kInt64 && x.dtype != DataType::kInt32) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must be int32, int64 or string, got " + ctx.InputString(0));
+    }
+    ctx.SetOutput(0, DataType::kFloat, rank == 2 ? Shape{rows, out_size_} : Shape{out_size_});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const bool is_string = x.dtype() == DataType::kString;
-    if (is_string != strings_)
-      throw InvalidArgumentError(ctx.Describe() + ": input type " + std::string(DataTypeName(x.dtype())) +
-                                 " does not match the pool (" + (strings_ ? "strings" : "int64s") + ")");
-    if (x.rank() > 2)
-      throw InvalidArgumentError(ctx.Describe() + ": input must have shape [C] or [N, C], got " + ShapeToString(x.shape()));
     const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
     const int64_t c = x.rank() == 0 ? 1 : x.dim(x.rank() - 1);
-    Tensor& y = ctx.Output(0, DataType::kFloat, x.rank() == 2 ? Shape{rows, out_size_} : Shape{out_size_});
+    Tensor& y = ctx.Output(0);
     std::vector<int64_t> freq(static_cast<size_t>(out_size_));
     for (int64_t r = 0; r < rows; ++r) {
       std::fill(freq.begin(), freq.end(), 0);
@@ -94,11 +109,9 @@ class TfIdfVectorizer : public OpKernel {
         CountRow(x.strings() + r * c, c, str_grams_, freq);
       } else if (x.dtype() == DataType::kInt64) {
         CountRow(x.data<int64_t>() + r * c, c, int_grams_, freq);
-      } else if (x.dtype() == DataType::kInt32) {
+      } else {  // int32 (Prepare checked)
         std::vector<int64_t> row(x.data<int32_t>() + r * c, x.data<int32_t>() + (r + 1) * c);
         CountRow(row.data(), c, int_grams_, freq);
-      } else {
-        throw InvalidArgumentError(ctx.Describe() + ": input must be int32, int64 or string");
       }
       float* out = y.data<float>() + r * out_size_;
       for (int64_t k = 0; k < out_size_; ++k) {

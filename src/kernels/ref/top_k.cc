@@ -1,8 +1,11 @@
 // TopK: the k largest (or smallest) elements along an axis and their int64 indices.
 // Opset 1 takes k as an attribute, later versions as a 1-element input; largest/sorted appear in opset 11.
-// Output is always sorted; ties keep the lower index first; NaN ranks above every number.
+// Output is always sorted; ties keep the lower index first; NaN ranks above every number. Prepare checks X and K and
+// plans the selection when k is known before the run; a K read at run time is resolved (and checked) by Compute.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
@@ -11,6 +14,12 @@
 
 namespace ferry::ref {
 namespace {
+
+// k of the axis' n elements, X as [outer, n, inner] around the axis, and the outputs' shape.
+struct Plan {
+  int64_t k = 0, n = 0, outer = 1, inner = 1;
+  Shape out_shape;
+};
 
 template <typename A>
 inline bool GreaterNaN(A a, A b) {
@@ -33,37 +42,48 @@ class TopK : public OpKernel {
     }
   }
 
+  // X's rank, the axis and K's dtype and size; the plan when k is the attribute or a constant (else the outputs
+  // are dynamic and Compute resolves the run's K).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const auto rank = static_cast<int64_t>(x.shape.size());
+    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got a scalar");
+    NormalizeAxis(axis_, rank, ctx.Describe());
+    if (k_from_input_) {
+      const InputSpec& kt = ctx.tensor_input(1);
+      if (kt.dtype != DataType::kInt32 && kt.dtype != DataType::kInt64) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'K': expected an int32 or int64 tensor, got " +
+                                   ctx.InputString(1));
+      }
+      if (ShapeElementCount(kt.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'K' must hold exactly one value, got " +
+                                   std::to_string(ShapeElementCount(kt.shape)) + " (" + ctx.InputString(1) + ")");
+      }
+      if (!ctx.constant(1)) {
+        ctx.SetOutputDynamic(0);
+        if (ctx.output_count() > 1) ctx.SetOutputDynamic(1);
+        return;
+      }
+    }
+    const Plan& p = ctx.EmplaceState(Resolve(x.shape, ctx.constant(1), ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, p.out_shape);
+    if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kInt64, p.out_shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const int64_t rank = x.rank();
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got a scalar");
-    const int64_t axis = NormalizeAxis(axis_, rank, ctx.Describe());
-    int64_t k = k_attr_;
-    if (k_from_input_) {
-      std::vector<int64_t> kv = ReadInt64s(ctx.required_input(1), ctx.Describe() + ": input 'K'");
-      if (kv.size() != 1) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'K' must hold exactly one value, got " +
-                                   std::to_string(kv.size()));
-      }
-      k = kv[0];
+    const Plan* prepared = ctx.state_if_any<Plan>();
+    Plan resolved;
+    if (!prepared) {  // k read at run time: its errors are the data's (they name the node)
+      resolved = Resolve(x.shape(), ctx.input(1), ctx.Describe());
     }
-    const int64_t n = x.dim(axis);
-    if (k < 0 || k > n) {
-      throw InvalidArgumentError(ctx.Describe() + ": k=" + std::to_string(k) + " is out of range [0, " +
-                                 std::to_string(n) + "] for axis " + std::to_string(axis) + " of input shape " +
-                                 ShapeToString(x.shape()));
-    }
-    Shape out_shape = x.shape();
-    out_shape[static_cast<size_t>(axis)] = k;
-    Tensor& values = ctx.Output(0, x.dtype(), out_shape);
-    Tensor& indices = ctx.Output(1, DataType::kInt64, out_shape);
+    const Plan& p = prepared ? *prepared : resolved;
+    Tensor& values = prepared ? ctx.Output(0) : ctx.Output(0, x.dtype(), p.out_shape);
+    Tensor& indices = prepared ? ctx.Output(1) : ctx.Output(1, DataType::kInt64, p.out_shape);
     if (values.size() == 0) return;
-
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+    const int64_t k = p.k, n = p.n, outer = p.outer, inner = p.inner;
     const bool largest = largest_;
-    Dispatch(NumericTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       const T* in = x.data<T>();
@@ -94,6 +114,25 @@ class TopK : public OpKernel {
   }
 
  private:
+  // The plan for X's shape and k (the attribute, or `k_data`: K's data, of the dtype and size Prepare checked);
+  // throws InvalidArgumentError naming `what` when k does not fit the axis.
+  Plan Resolve(const Shape& x_shape, const Tensor* k_data, const std::string& what) const {
+    const auto rank = static_cast<int64_t>(x_shape.size());
+    const int64_t axis = NormalizeAxis(axis_, rank, what);
+    Plan p;
+    p.k = k_from_input_ ? ReadInt64s(*k_data, what + ": input 'K'")[0] : k_attr_;
+    p.n = x_shape[static_cast<size_t>(axis)];
+    if (p.k < 0 || p.k > p.n) {
+      throw InvalidArgumentError(what + ": k=" + std::to_string(p.k) + " is out of range [0, " + std::to_string(p.n) +
+                                 "] for axis " + std::to_string(axis) + " of input shape " + ShapeToString(x_shape));
+    }
+    p.out_shape = x_shape;
+    p.out_shape[static_cast<size_t>(axis)] = p.k;
+    for (int64_t d = 0; d < axis; ++d) p.outer *= x_shape[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x_shape[static_cast<size_t>(d)];
+    return p;
+  }
+
   bool k_from_input_;
   int64_t k_attr_;
   int64_t axis_;

@@ -1,45 +1,66 @@
 // Shared by the ai.onnx.preview.training optimizers (Adagrad, Adam, Momentum): their inputs are R (scalar
 // learning rate), T (scalar int64 step count), then `groups` variadic blocks of n tensors each
-// (X1..Xn, G1..Gn, ...); outputs are the updated blocks in the same order. Math is done in double.
+// (X1..Xn, G1..Gn, ...); outputs are the updated blocks in the same order, all but G. Math is done in double.
 #pragma once
 
+#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "kernels/ref/common.h"
 
 namespace ferry::ref {
 
-struct OptimizerArgs {
-  double r = 0;
-  int64_t t = 0;
-  int64_t n = 0;  // tensors per block
-};
-
-inline OptimizerArgs ReadOptimizerArgs(const KernelContext& ctx, int blocks) {
-  const std::string what = ctx.Describe();
-  const Tensor& r = ctx.required_input(0);
-  const Tensor& t = ctx.required_input(1);
-  if (r.size() != 1 || t.size() != 1) throw InvalidArgumentError(what + ": R and T must be scalars");
-  if (t.dtype() != DataType::kInt64) throw InvalidArgumentError(what + ": T must be int64");
-  OptimizerArgs a;
-  Dispatch(TypeList<float, double>{}, r.dtype(), what, [&](auto tag) { a.r = static_cast<double>(r.data<decltype(tag)>()[0]); });
-  a.t = t.data<int64_t>()[0];
+// Prepare's checks of the inputs (R and T scalars, T int64, R float or double, `blocks` equally long groups with
+// X's shape and type): returns the tensors per group.
+inline int64_t CheckOptimizerInputs(const PrepareContext& ctx, int blocks) {
+  const InputSpec& r = ctx.tensor_input(0);
+  const InputSpec& t = ctx.tensor_input(1);
+  if (ShapeElementCount(r.shape) != 1 || ShapeElementCount(t.shape) != 1) {
+    throw InvalidArgumentError(ctx.Describe() + ": R and T must be scalars (" + ctx.InputString(0) + ", " +
+                               ctx.InputString(1) + ")");
+  }
+  if (t.dtype != DataType::kInt64) {
+    throw InvalidArgumentError(ctx.Describe() + ": T must be int64, got " + ctx.InputString(1));
+  }
+  if (r.dtype != DataType::kFloat && r.dtype != DataType::kDouble) {
+    throw UnsupportedError(ctx.Describe() + ": data type " + std::string(DataTypeName(r.dtype)) + " is not supported");
+  }
   const int rest = ctx.input_count() - 2;
-  if (rest <= 0 || rest % blocks != 0)
-    throw InvalidArgumentError(what + ": expected R, T and " + std::to_string(blocks) + " equally long groups of tensors");
-  a.n = rest / blocks;
-  for (int i = 0; i < a.n; ++i) {
-    const Tensor& x = ctx.required_input(2 + i);
+  if (rest <= 0 || rest % blocks != 0) {
+    throw InvalidArgumentError(ctx.Describe() + ": expected R, T and " + std::to_string(blocks) +
+                               " equally long groups of tensors");
+  }
+  const int n = rest / blocks;
+  for (int i = 0; i < n; ++i) {
+    const InputSpec& x = ctx.tensor_input(2 + i);
     for (int b = 1; b < blocks; ++b) {
-      const Tensor& o = ctx.required_input(2 + b * static_cast<int>(a.n) + i);
-      if (o.shape() != x.shape() || o.dtype() != x.dtype())
-        throw InvalidArgumentError(what + ": input " + std::to_string(2 + b * a.n + i) + " has shape " +
-                                   ShapeToString(o.shape()) + " / type " + std::string(DataTypeName(o.dtype())) +
-                                   ", expected those of X" + std::to_string(i + 1) + " " + ShapeToString(x.shape()));
+      const int k = 2 + b * n + i;
+      const InputSpec& o = ctx.tensor_input(k);
+      if (o.shape != x.shape || o.dtype != x.dtype) {
+        throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(k) + ", expected the shape and type of X" +
+                                   std::to_string(i + 1) + " (" + ctx.InputString(2 + i) + ")");
+      }
     }
   }
-  return a;
+  return n;
+}
+
+// An optimizer's Prepare: CheckOptimizerInputs, then each of the `blocks` - 1 output groups (X_new, then the
+// updated state tensors) has the shapes and types of X1..Xn.
+inline void PrepareOptimizer(PrepareContext& ctx, int blocks) {
+  const int n = static_cast<int>(CheckOptimizerInputs(ctx, blocks));
+  for (int i = 0; i < n; ++i) {
+    const InputSpec& x = ctx.tensor_input(2 + i);
+    for (int g = 0; g + 1 < blocks; ++g) {
+      const int o = g * n + i;
+      if (o < ctx.output_count()) ctx.SetOutput(o, x.dtype, x.shape);
+    }
+  }
+}
+
+// The learning rate R, float or double (CheckOptimizerInputs checked it).
+inline double ReadRate(const Tensor& r) {
+  return r.dtype() == DataType::kDouble ? r.data<double>()[0] : static_cast<double>(r.data<float>()[0]);
 }
 
 }  // namespace ferry::ref

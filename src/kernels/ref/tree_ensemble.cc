@@ -5,7 +5,7 @@
 // nodes_true/falseleafs is set. Leaf j adds leaf_weights[j] to target leaf_targetids[j]; trees are combined by
 // aggregate_function (0 AVERAGE, 1 SUM, 2 MIN, 3 MAX) and post_transform (0 NONE, 1 SOFTMAX, 2 LOGISTIC,
 // 3 SOFTMAX_ZERO, 4 PROBIT) is applied per row. Output [N, n_targets]; targets no tree reaches stay 0.
-// The tree structure is validated once at session creation (indices in range, no cycles).
+// The tree structure is validated once at session creation (indices in range, no cycles), X's shape by Prepare.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -133,16 +133,26 @@ class TreeEnsemble : public OpKernel {
     }
   }
 
+  // X [N, F] with every feature the trees read; Y [N, n_targets] of X's type.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() != 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": X must have shape [N, F], got " + ShapeToString(x.shape) + " (" +
+                                 ctx.InputString(0) + ")");
+    }
+    const int64_t f = x.shape[1];
+    if (!feature_.empty() && max_feature_ >= f) {
+      throw InvalidArgumentError(ctx.Describe() + ": the trees use feature " + std::to_string(max_feature_) +
+                                 " but X has " + std::to_string(f) + " features (" + ctx.InputString(0) + ")");
+    }
+    ctx.SetOutput(0, x.dtype, {x.shape[0], n_targets_});
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.rank() != 2)
-      throw InvalidArgumentError(ctx.Describe() + ": X must have shape [N, F], got " + ShapeToString(x.shape()));
     const int64_t n = x.dim(0), f = x.dim(1);
-    if (!feature_.empty() && max_feature_ >= f)
-      throw InvalidArgumentError(ctx.Describe() + ": the trees use feature " + std::to_string(max_feature_) +
-                                 " but X has " + std::to_string(f) + " features");
-    Tensor& y = ctx.Output(0, x.dtype(), {n, n_targets_});
-    Dispatch(TypeList<float, double, Float16>{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Tensor& y = ctx.Output(0);
+    Dispatch(TypeList<float, double, Float16>{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
       T* out = y.data<T>();

@@ -1,5 +1,5 @@
 // Trilu: keeps the upper (upper=1: j >= i + k) or lower (upper=0: j <= i + k) triangle of each matrix in the
-// last two dimensions and zeroes the rest. k is the optional scalar input 1.
+// last two dimensions and zeroes the rest. k is the optional scalar input 1. Prepare checks the shapes.
 #include <algorithm>
 
 #include "kernels/kernel_def.h"
@@ -14,14 +14,33 @@ class Trilu : public OpKernel {
  public:
   explicit Trilu(const ir::Node& node) : upper_(node.GetInt("upper", 1) != 0) {}
 
+  // X's rank and k's size and dtype (what ReadScalarInteger reads); Y has X's shape.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() < 2) {
+      throw InvalidArgumentError(ctx.Describe() + ": input must have rank >= 2, got " + ctx.InputString(0));
+    }
+    if (ctx.has_input(1)) {
+      const InputSpec& kt = ctx.tensor_input(1);
+      if (ShapeElementCount(kt.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": input 'k': expected a scalar, got " + ctx.InputString(1));
+      }
+      if (kt.dtype != DataType::kBool) Dispatch(NumericTypes{}, kt.dtype, ctx.Describe() + ": input 'k'", [](auto) {});
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.rank() < 2) throw InvalidArgumentError(ctx.Describe() + ": input must have rank >= 2, got " + DescribeTensor(x));
     int64_t k = 0;
-    if (const Tensor* kt = ctx.input(1)) k = ReadScalarInteger(*kt, ctx.Describe() + ": input 'k'");
+    if (const Tensor* kt = ctx.input(1)) {
+      // k's value is the run's data (a NaN is its error, naming the node).
+      k = kt->dtype() == DataType::kInt64 ? kt->data<int64_t>()[0]
+                                          : ReadScalarInteger(*kt, ctx.Describe() + ": input 'k'");
+    }
     const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
     k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
-    Tensor& y = ctx.Output(0, x.dtype(), x.shape());  // zero-initialised
+    Tensor& y = ctx.Output(0);  // zero-initialised
     if (y.size() == 0) return;
     const int64_t mats = x.size() / (rows * cols);
     for (int64_t m = 0; m < mats; ++m) {

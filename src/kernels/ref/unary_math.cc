@@ -1,5 +1,6 @@
 // Unary math: Abs Neg Exp Log Sqrt Reciprocal Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh
-// Acosh Atanh Erf Sigmoid Tanh, and the logical/bitwise/classification ops Not BitwiseNot IsNaN IsInf.
+// Acosh Atanh Erf Sigmoid Tanh, and the logical/bitwise/classification ops Not BitwiseNot IsNaN IsInf. The output
+// has the input's shape (Prepare: UnaryKernel's, and IsNaNOrInf's).
 #include <cmath>
 #include <type_traits>
 
@@ -118,9 +119,13 @@ class IsNaNOrInf : public OpKernel {
         detect_negative_(node.GetInt("detect_negative", 1) != 0),
         detect_positive_(node.GetInt("detect_positive", 1) != 0) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    ctx.SetOutput(0, DataType::kBool, ctx.tensor_input(0).shape);
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.Output(0, DataType::kBool, x.shape());
+    Tensor& y = ctx.Output(0);
     bool* out = y.data<bool>();
     auto test = [this](double v) {
       if (!is_inf_) return std::isnan(v);
@@ -136,7 +141,7 @@ class IsNaNOrInf : public OpKernel {
       }
       return;
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       UnaryMap(ctx.threads(), x.data<T>(), out, x.size(),
                [&](T v) { return test(static_cast<double>(static_cast<Acc<T>>(v))); });

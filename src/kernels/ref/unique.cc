@@ -3,10 +3,14 @@
 // of each, the inverse indices mapping every input element/slice to its unique entry, and the counts.
 // NaNs compare equal to each other and greater than every number. Complex numbers sort as numpy sorts them,
 // by real part, then imaginary part; a complex number with a NaN part counts as NaN (all such compare equal and
-// sort last, as the real NaNs do; numpy's own grouping of complex NaNs depends on where they sort).
+// sort last, as the real NaNs do; numpy's own grouping of complex NaNs depends on where they sort). Prepare checks
+// the axis; the outputs but the inverse indices are dynamic (their length is the number of distinct entries).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -16,6 +20,12 @@
 
 namespace ferry::ref {
 namespace {
+
+// The input as slices along the axis: `shape` (X's, or [size] without `axis`), n slices, [outer, n, inner].
+struct Plan {
+  Shape shape;
+  int64_t axis = 0, n = 0, outer = 1, inner = 1;
+};
 
 template <typename T>
 bool IsNaN(const T& v) {
@@ -51,23 +61,39 @@ class Unique : public OpKernel {
   explicit Unique(const ir::Node& node)
       : has_axis_(node.has_attr("axis")), axis_(node.GetInt("axis", 0)), sorted_(node.GetInt("sorted", 1) != 0) {}
 
+  // The axis and the slices' layout; Y, indices and counts are the data's (dynamic), the inverse indices have
+  // one entry per slice.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    Plan p;
+    p.shape = has_axis_ ? x.shape : Shape{ShapeElementCount(x.shape)};
+    const auto rank = static_cast<int64_t>(p.shape.size());
+    if (rank == 0) {  // `axis` names a dimension of X
+      throw InvalidArgumentError(ctx.Describe() + ": attribute 'axis' needs an input of rank >= 1, got " +
+                                 ctx.InputString(0));
+    }
+    p.axis = has_axis_ ? NormalizeAxis(axis_, rank, ctx.Describe()) : 0;
+    p.n = p.shape[static_cast<size_t>(p.axis)];
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d < p.axis) p.outer *= p.shape[static_cast<size_t>(d)];
+      if (d > p.axis) p.inner *= p.shape[static_cast<size_t>(d)];
+    }
+    for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
+    if (ctx.output_count() > 2) ctx.SetOutput(2, DataType::kInt64, {p.n});
+    ctx.EmplaceState(std::move(p));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const Shape shape = has_axis_ ? x.shape() : Shape{x.size()};
-    const int64_t rank = static_cast<int64_t>(shape.size());
-    const int64_t axis = has_axis_ ? NormalizeAxis(axis_, rank, ctx.Describe()) : 0;
-    const int64_t n = shape[static_cast<size_t>(axis)];
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) outer *= shape[static_cast<size_t>(d)];
-      if (d > axis) inner *= shape[static_cast<size_t>(d)];
-    }
+    const Plan& plan = ctx.state<Plan>();
+    const Shape& shape = plan.shape;
+    const int64_t axis = plan.axis, n = plan.n, outer = plan.outer, inner = plan.inner;
     // Sort slice numbers; equal slices keep their input order, so each group starts at its first occurrence.
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::vector<int64_t> group_of(static_cast<size_t>(n));
     std::vector<int64_t> firsts;  // first occurrence of each group, in sorted group order
-    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* p = x.data<T>();
       auto cmp = [&](int64_t a, int64_t b) {
@@ -99,8 +125,11 @@ class Unique : public OpKernel {
     Shape y_shape = shape;
     y_shape[static_cast<size_t>(axis)] = u;
     Tensor& y = ctx.Output(0, x.dtype(), y_shape);
-    Tensor indices(DataType::kInt64, {u}), inverse(DataType::kInt64, {n}), counts(DataType::kInt64, {u});
-    DispatchElements(x.dtype(), ctx.Describe(), [&](auto acc) {
+    Tensor indices(DataType::kInt64, {u}), counts(DataType::kInt64, {u});
+    Tensor inverse_scratch;
+    Tensor& inverse = ctx.output_count() > 2 ? ctx.Output(2) : (inverse_scratch = Tensor(DataType::kInt64, {n}));
+    // Every registered dtype has a storage layout: the description is never used.
+    DispatchElements(x.dtype(), std::string(), [&](auto acc) {
       using A = decltype(acc);
       for (int64_t g = 0; g < u; ++g) {
         const int64_t at = pos[static_cast<size_t>(g)], src = firsts[static_cast<size_t>(g)];
@@ -116,7 +145,6 @@ class Unique : public OpKernel {
       ++counts.data<int64_t>()[at];
     }
     if (ctx.output_count() > 1) ctx.SetOutput(1, Value(indices));
-    if (ctx.output_count() > 2) ctx.SetOutput(2, Value(inverse));
     if (ctx.output_count() > 3) ctx.SetOutput(3, Value(counts));
   }
 

@@ -1,5 +1,11 @@
 // Unsqueeze: inserts size-1 dimensions at the given output axes; the output shares the input's buffer.
-// Axes come from the attribute before opset 13 and from input 1 from opset 13.
+// Axes come from the attribute before opset 13 and from input 1 from opset 13. Prepare declares the output a view of
+// the input with its shape when the axes are known before the run (attribute or constant); axes read at run time are
+// resolved (and their errors raised) by Compute.
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
@@ -9,36 +15,58 @@
 namespace ferry::ref {
 namespace {
 
+// X's shape with size-1 dims inserted at the output axes; throws InvalidArgumentError naming `what` for an axis
+// out of range or listed twice.
+Shape Unsqueezed(const Shape& x, const std::vector<int64_t>& axes, const std::string& what) {
+  const int64_t out_rank = static_cast<int64_t>(x.size() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : axes) {
+    const auto n = static_cast<size_t>(NormalizeAxis(a, out_rank, what + ": input 'axes'"));
+    if (inserted[n]) throw InvalidArgumentError(what + ": axis " + std::to_string(a) + " is listed more than once");
+    inserted[n] = true;
+  }
+  Shape out(static_cast<size_t>(out_rank), 1);
+  size_t k = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!inserted[i]) out[i] = x[k++];
+  }
+  return out;
+}
+
+// Y's shape for one signature, when the axes are known before the run.
+struct UnsqueezePlan {
+  Shape out_shape;
+};
+
 class Unsqueeze : public OpKernel {
  public:
   explicit Unsqueeze(const ir::Node& node) : axes_from_input_(node.opset() >= 13) {
     if (!axes_from_input_) axes_ = node.GetInts("axes");
   }
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+
+  // Y is a view of X: its shape when the axes are the attribute or a constant, else Y is data-dependent.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
     std::vector<int64_t> axes = axes_;
     if (axes_from_input_) {
-      const Tensor& a = ctx.required_input(1);
-      if (a.rank() > 1) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'axes' must be 1-D, got " + DescribeTensor(a));
-      }
-      axes = ReadInt64s(a, ctx.Describe() + ": input 'axes'");
+      std::optional<std::vector<int64_t>> known = PrepareAxesInput(ctx);
+      if (!known) return ctx.SetOutputDynamic(0);
+      axes = std::move(*known);
     }
-    const int64_t out_rank = x.rank() + static_cast<int64_t>(axes.size());
-    std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
-    for (int64_t a : axes) {
-      int64_t n = NormalizeAxis(a, out_rank, ctx.Describe() + ": input 'axes'");
-      if (inserted[static_cast<size_t>(n)]) {
-        throw InvalidArgumentError(ctx.Describe() + ": axis " + std::to_string(a) + " is listed more than once");
-      }
-      inserted[static_cast<size_t>(n)] = true;
+    UnsqueezePlan& p = ctx.EmplaceState(UnsqueezePlan{Unsqueezed(x.shape, axes, ctx.Describe())});
+    ctx.SetOutput(0, x.dtype, p.out_shape);
+    ctx.output(0).view_of = 0;
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    if (const UnsqueezePlan* p = ctx.state_if_any<UnsqueezePlan>()) {
+      ctx.SetOutput(0, Value(x.Reshaped(p->out_shape)));
+      return;
     }
-    Shape out(static_cast<size_t>(out_rank), 1);
-    int64_t k = 0;
-    for (int64_t i = 0; i < out_rank; ++i) {
-      if (!inserted[static_cast<size_t>(i)]) out[static_cast<size_t>(i)] = x.dim(k++);
-    }
-    ctx.SetOutput(0, Value(x.Reshaped(std::move(out))));
+    // Axes read from the run's data: their errors are the data's (they name the node).
+    const std::vector<int64_t> axes = ReadInt64s(ctx.required_input(1), ctx.Describe() + ": input 'axes'");
+    ctx.SetOutput(0, Value(x.Reshaped(Unsqueezed(x.shape(), axes, ctx.Describe()))));
   }
 
  private:
@@ -48,7 +76,9 @@ class Unsqueeze : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> CreateUnsqueezeKernel(const ir::Node& node) { return MakeKernel<Unsqueeze>(node); }
+std::unique_ptr<OpKernel> CreateUnsqueezeKernel(const ir::Node& node, const KernelOptions& options) {
+  return MakeKernel<Unsqueeze>(node, options);
+}
 
 void RegisterUnsqueezeKernels(KernelRegistry& r) {
   r.Add({.op = "Unsqueeze", .since = 1, .until = 12, .types = {{"T", dtypes::All()}},

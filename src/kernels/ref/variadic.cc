@@ -1,5 +1,6 @@
 // Variadic elementwise ops with numpy broadcasting of all inputs (from opset 8; opsets 1-6 required equal
-// shapes, which broadcasting accepts too): Sum Mean Max Min. Max/Min propagate NaN like numpy.
+// shapes, which broadcasting accepts too): Sum Mean Max Min. Max/Min propagate NaN like numpy. Prepare checks the
+// inputs' types and broadcast.
 #include <string>
 #include <vector>
 
@@ -17,23 +18,28 @@ class VariadicKernel : public OpKernel {
  public:
   explicit VariadicKernel(const ir::Node&) {}
 
+  // Every input a tensor of input 0's type; the output has their broadcast shape.
+  void Prepare(PrepareContext& ctx) const override {
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      const InputSpec& t = ctx.tensor_input(i);
+      if (i > 0 && t.dtype != ctx.input(0).dtype) {
+        throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " has type " +
+                                   std::string(DataTypeName(t.dtype)) + ", expected " +
+                                   std::string(DataTypeName(ctx.input(0).dtype)) + " (" + ctx.InputString(i) + ")");
+      }
+      shapes.push_back(t.shape);
+    }
+    if (shapes.empty()) throw InvalidModelError(ctx.Describe() + ": needs at least one input");
+    ctx.SetOutput(0, ctx.input(0).dtype, BroadcastShapes(shapes, ctx.Describe()));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const int n = ctx.input_count();
     std::vector<const Tensor*> ins;
-    std::vector<Shape> shapes;
-    for (int i = 0; i < n; ++i) {
-      const Tensor& t = ctx.required_input(i);
-      if (!ins.empty() && t.dtype() != ins[0]->dtype()) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + std::to_string(i) + " has type " +
-                                   std::string(DataTypeName(t.dtype())) + ", expected " +
-                                   std::string(DataTypeName(ins[0]->dtype())));
-      }
-      ins.push_back(&t);
-      shapes.push_back(t.shape());
-    }
-    if (ins.empty()) throw InvalidModelError(ctx.Describe() + ": needs at least one input");
-    Tensor& out = ctx.Output(0, ins[0]->dtype(), BroadcastShapes(shapes, ctx.Describe()));
-    Dispatch(NumericTypes{}, ins[0]->dtype(), ctx.Describe(), [&](auto tag) {
+    for (int i = 0; i < n; ++i) ins.push_back(&ctx.required_input(i));
+    Tensor& out = ctx.Output(0);
+    Dispatch(NumericTypes{}, ins[0]->dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
       BroadcastCopy<T>(ctx.threads(), *ins[0], out);

@@ -1,5 +1,7 @@
 // Where (opset 9, 16): out = condition ? X : Y with numpy broadcasting of all three inputs; any type (a pure
-// selection, so complex64/complex128 too).
+// selection, so complex64/complex128 too). Prepare checks the types and plans the broadcast.
+#include <utility>
+
 #include "kernels/kernel_def.h"
 #include "kernels/ref/complex_types.h"
 #include "kernels/ref/elementwise.h"
@@ -12,21 +14,32 @@ class Where : public OpKernel {
  public:
   explicit Where(const ir::Node&) {}
 
+  // The inputs' types, their broadcast shape and its walk.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& c = ctx.tensor_input(0);
+    const InputSpec& x = ctx.tensor_input(1);
+    const InputSpec& y = ctx.tensor_input(2);
+    if (c.dtype != DataType::kBool) {
+      throw InvalidArgumentError(ctx.Describe() + ": condition must be bool, got " + ctx.InputString(0));
+    }
+    if (x.dtype != y.dtype) {
+      throw InvalidArgumentError(ctx.Describe() + ": X and Y have different types " +
+                                 std::string(DataTypeName(x.dtype)) + " and " + std::string(DataTypeName(y.dtype)) +
+                                 " (" + ctx.InputString(1) + ", " + ctx.InputString(2) + ")");
+    }
+    Shape out_shape = BroadcastShapes({c.shape, x.shape, y.shape}, ctx.Describe());
+    ctx.EmplaceState(BroadcastPlan<3>({&c.shape, &x.shape, &y.shape}, out_shape));
+    ctx.SetOutput(0, x.dtype, std::move(out_shape));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& c = ctx.required_input(0);
     const Tensor& x = ctx.required_input(1);
     const Tensor& y = ctx.required_input(2);
-    if (c.dtype() != DataType::kBool) {
-      throw InvalidArgumentError(ctx.Describe() + ": condition must be bool, got " + std::string(DataTypeName(c.dtype())));
-    }
-    if (x.dtype() != y.dtype()) {
-      throw InvalidArgumentError(ctx.Describe() + ": X and Y have different types " +
-                                 std::string(DataTypeName(x.dtype())) + " and " + std::string(DataTypeName(y.dtype())));
-    }
-    Tensor& out = ctx.Output(0, x.dtype(), BroadcastShapes({c.shape(), x.shape(), y.shape()}, ctx.Describe()));
+    Tensor& out = ctx.Output(0);
     const int64_t n = out.size();
     if (n == 0) return;
-    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx.Describe(), [&](auto tag) {
+    Dispatch(AllTypesWithComplex{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const bool* pc = c.data<bool>();
       const T* px = x.data<T>();
@@ -38,7 +51,7 @@ class Where : public OpKernel {
         });
         return;
       }
-      BroadcastPlan<3> plan({&c.shape(), &x.shape(), &y.shape()}, out.shape());
+      const BroadcastPlan<3>& plan = ctx.state<BroadcastPlan<3>>();
       const int64_t sc = plan.inner_stride(0), sx = plan.inner_stride(1), sy = plan.inner_stride(2);
       plan.ForEachRow(ctx.threads(), [&](int64_t o, const std::array<int64_t, 3>& off, int64_t count) {
         for (int64_t i = 0; i < count; ++i) {

@@ -1,7 +1,10 @@
 // HannWindow, HammingWindow, BlackmanWindow (opset 17): a window of `size` (scalar input) samples,
 // w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) with N = size (periodic=1, default) or size - 1
 // (periodic=0). Hann: a0 = a1 = 0.5; Hamming: a0 = 25/46, a1 = 21/46; Blackman: 0.42, 0.5, 0.08. The output type
-// is `output_datatype` (default float). A symmetric window of size 1 is [1].
+// is `output_datatype` (default float). A symmetric window of size 1 is [1]. Prepare checks the inputs and declares
+// Y when `size` is a constant.
+#include <string>
+
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/signal_util.h"
@@ -24,12 +27,31 @@ class WindowFunction : public OpKernel {
     out_ = static_cast<DataType>(dt);
   }
 
+  // `size`'s shape and dtype and the output type; Y's length when `size` is a constant (else Y is dynamic and
+  // Compute reads the run's size).
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& t = ctx.tensor_input(0);
+    if (ShapeElementCount(t.shape) != 1) {  // ReadScalarInt's checks
+      throw InvalidArgumentError(ctx.Describe() + ": size must be a scalar, got shape " + ShapeToString(t.shape) +
+                                 " (" + ctx.InputString(0) + ")");
+    }
+    if (t.dtype != DataType::kInt32 && t.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(ctx.Describe() + ": size: expected an int32 or int64 tensor, got " +
+                                 ctx.InputString(0));
+    }
+    Dispatch(NumericTypes{}, out_, ctx.Describe(), [](auto) {});
+    if (!ctx.constant(0)) return ctx.SetOutputDynamic(0);
+    ctx.SetOutput(0, out_, {ReadSize(*ctx.constant(0), ctx.Describe())});
+  }
+
   void Compute(KernelContext& ctx) const override {
-    const int64_t size = ReadScalarInt(ctx.required_input(0), ctx.Describe(), "size");
-    if (size < 0) throw InvalidArgumentError(ctx.Describe() + ": size must be >= 0, got " + std::to_string(size));
-    Tensor& y = ctx.Output(0, out_, {size});
+    const OutputSpec* prepared = ctx.prepared_output(0);
+    const bool known = prepared && prepared->is_tensor();
+    // A size read at run time: its errors are the data's (they name the node).
+    const int64_t size = known ? prepared->shape[0] : ReadSize(ctx.required_input(0), ctx.Describe());
+    Tensor& y = known ? ctx.Output(0) : ctx.Output(0, out_, {size});
     const double n_total = static_cast<double>(periodic_ ? size : size - 1);
-    Dispatch(NumericTypes{}, out_, ctx.Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, out_, ctx, [&](auto tag) {
       using T = decltype(tag);
       T* o = y.data<T>();
       for (int64_t i = 0; i < size; ++i) {
@@ -44,6 +66,13 @@ class WindowFunction : public OpKernel {
   }
 
  private:
+  // The window's length from `size`'s data; throws InvalidArgumentError naming `what` when it is negative.
+  static int64_t ReadSize(const Tensor& t, const std::string& what) {
+    const int64_t size = ReadScalarInt(t, what, "size");
+    if (size < 0) throw InvalidArgumentError(what + ": size must be >= 0, got " + std::to_string(size));
+    return size;
+  }
+
   WindowCoeffs c_;
   bool periodic_;
   DataType out_ = DataType::kFloat;
