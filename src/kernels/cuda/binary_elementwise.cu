@@ -58,17 +58,25 @@ class Binary final : public CudaKernel {
  public:
   Binary(const ir::Node& n, int device) : CudaKernel(n, device), op_(OpOf(n)) {}
 
+  // The broadcast's index map for these shapes.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.dtype != b.dtype) {
+      throw InvalidModelError(ctx.Describe() + ": inputs of types " + std::string(DataTypeName(a.dtype)) + " and " +
+                              std::string(DataTypeName(b.dtype)));
+    }
+    const Shape shapes[] = {a.shape, b.shape};
+    ctx.EmplaceState(BroadcastMap(shapes, ctx.Describe()));
+    ctx.SetOutput(0, a.dtype, BroadcastShape(shapes, ctx.Describe()));
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
-    if (a.dtype() != b.dtype()) {
-      throw InvalidModelError(who() + ": inputs of types " + std::string(DataTypeName(a.dtype())) + " and " +
-                              std::string(DataTypeName(b.dtype())));
-    }
-    const Shape shapes[] = {a.shape(), b.shape()};
-    const IndexMap m = BroadcastMap(shapes, who());
-    Tensor y = Output(ctx, 0, stream, a.dtype(), BroadcastShape(shapes, who()));
+    const IndexMap& m = ctx.state<IndexMap>();
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(m.count);
     if (l.blocks == 0) return;
     const bool same = a.shape() == b.shape();

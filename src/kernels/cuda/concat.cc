@@ -8,21 +8,36 @@ namespace {
 
 class Concat final : public CudaKernel {
  public:
+  struct Plan {
+    int64_t outer = 1;
+    std::vector<int64_t> widths;
+  };
+
   Concat(const ir::Node& n, int device) : CudaKernel(n, device), axis_(n.GetInt("axis", 0)) {}
+
+  // Each input's row width and the rows (`outer`) for these shapes.
+  void Prepare(PrepareContext& ctx) const override {
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+      const InputSpec& in = ctx.tensor_input(i);
+      shapes.push_back(in.shape);
+      if (in.dtype != ctx.input(0).dtype) {
+        throw InvalidModelError(ctx.Describe() + ": inputs differ in type (" + ctx.InputString(0) + ", " +
+                                ctx.InputString(i) + ")");
+      }
+    }
+    Plan& p = ctx.EmplaceState(Plan{});
+    ctx.SetOutput(0, ctx.input(0).dtype, ConcatShape(shapes, axis_, &p.outer, &p.widths, ctx.Describe()));
+  }
 
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
+    const Plan& p = ctx.state<Plan>();
+    const int64_t outer = p.outer;
+    const std::vector<int64_t>& widths = p.widths;
     std::vector<const Tensor*> ins;
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx.input_count(); ++i) {
-      ins.push_back(&ctx.required_input(i));
-      shapes.push_back(ins.back()->shape());
-      if (ins.back()->dtype() != ins[0]->dtype()) throw InvalidModelError(who() + ": inputs differ in type");
-    }
-    int64_t outer = 1;
-    std::vector<int64_t> widths;
-    const Shape out = ConcatShape(shapes, axis_, &outer, &widths, who());
-    Tensor y = Output(ctx, 0, stream, ins[0]->dtype(), out);
+    for (int i = 0; i < ctx.input_count(); ++i) ins.push_back(&ctx.required_input(i));
+    Tensor y = Output(ctx, 0, stream);
     const size_t esize = static_cast<size_t>(ElementBytes(y.dtype()));
     int64_t total = 0;
     for (int64_t w : widths) total += w;

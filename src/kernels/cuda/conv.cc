@@ -68,17 +68,51 @@ class Conv final : public CudaKernel {
     groups_ = static_cast<int>(n.GetInt("group", 1));
   }
 
+  // Every check of X, W and B, and Y's shape: [N, M, 1 + (H + 2·pad - dilated kernel) / stride, ...] (floor), the
+  // size cuDNN's convolution forward writes.
+  void Prepare(PrepareContext& ctx) const override {
+    const std::string who = ctx.Describe();
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& w = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.input(2);
+    if (x.shape.size() != 4 || w.shape.size() != 4) {
+      throw UnsupportedError(who + ": only 2-D (4-D NCHW) convolutions, got " + ctx.InputString(0) + " and " +
+                             ctx.InputString(1));
+    }
+    if (w.dtype != x.dtype || (bias.is_tensor() && bias.dtype != x.dtype)) {
+      throw InvalidModelError(who + ": inputs differ in type");
+    }
+    if (groups_ <= 0 || x.shape[1] != w.shape[1] * groups_ || w.shape[0] % groups_ != 0) {
+      throw InvalidModelError(who + ": X " + ShapeToString(x.shape) + ", W " + ShapeToString(w.shape) +
+                              " and group=" + std::to_string(groups_) + " do not fit");
+    }
+    CudnnType(x.dtype, who);
+    for (const Shape* s : {&x.shape, &w.shape}) {
+      for (int64_t d : *s) Int(d, who);
+    }
+    Shape y = {x.shape[0], w.shape[0], 0, 0};
+    for (int i = 0; i < 2; ++i) {
+      const int64_t window = (w.shape[static_cast<size_t>(2 + i)] - 1) * dilation_[i] + 1;
+      const int64_t span = x.shape[static_cast<size_t>(2 + i)] + 2 * pad_[i] - window;
+      if (span < 0 || stride_[i] <= 0 || dilation_[i] <= 0) {
+        throw InvalidModelError(who + ": the kernel of " + ctx.InputString(1) + " does not fit " + ctx.InputString(0) +
+                                " with pads " + std::to_string(pad_[i]) + " and dilation " +
+                                std::to_string(dilation_[i]));
+      }
+      y[static_cast<size_t>(2 + i)] = 1 + span / stride_[i];
+    }
+    if (bias.is_tensor() && ShapeElementCount(bias.shape) != y[1]) {
+      throw InvalidModelError(who + ": B must have M = " + std::to_string(y[1]) + " elements, got " +
+                              ctx.InputString(2));
+    }
+    ctx.SetOutput(0, x.dtype, y);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
-    if (x.rank() != 4 || w.rank() != 4) throw UnsupportedError(who() + ": only 2-D (4-D NCHW) convolutions");
-    if (w.dtype() != x.dtype() || (bias && bias->dtype() != x.dtype())) throw InvalidModelError(who() + ": inputs differ in type");
-    if (groups_ <= 0 || x.dim(1) != w.dim(1) * groups_ || w.dim(0) % groups_ != 0) {
-      throw InvalidModelError(who() + ": X " + ShapeToString(x.shape()) + ", W " + ShapeToString(w.shape()) +
-                              " and group=" + std::to_string(groups_) + " do not fit");
-    }
     const cudnnDataType_t t = CudnnType(x.dtype(), who());
     const cudnnMathType_t math = x.dtype() != DataType::kFloat ? CUDNN_TENSOR_OP_MATH
                                  : Tf32Enabled()                ? CUDNN_DEFAULT_MATH
@@ -86,11 +120,10 @@ class Conv final : public CudaKernel {
     TensorDesc xd(t, Int(x.dim(0), who()), Int(x.dim(1), who()), Int(x.dim(2), who()), Int(x.dim(3), who()), who());
     FilterDesc wd(t, Int(w.dim(0), who()), Int(w.dim(1), who()), Int(w.dim(2), who()), Int(w.dim(3), who()), who());
     ConvDesc cd(pad_, stride_, dilation_, groups_, math, who());
-    int on = 0, oc = 0, oh = 0, ow = 0;
-    FERRY_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(cd.get(), xd.get(), wd.get(), &on, &oc, &oh, &ow), who());
-    Tensor y = Output(ctx, 0, stream, x.dtype(), {on, oc, oh, ow});
+    Tensor y = Output(ctx, 0, stream);
     if (y.size() == 0) return;
-    TensorDesc yd(t, on, oc, oh, ow, who());
+    const int oc = Int(y.dim(1), who());
+    TensorDesc yd(t, Int(y.dim(0), who()), oc, Int(y.dim(2), who()), Int(y.dim(3), who()), who());
     cudnnHandle_t h = CudnnHandle(device(), stream, who());
     const Choice choice = Choose(h, xd, wd, cd, yd, x.shape());
     std::shared_ptr<void> workspace = DeviceBuffer(device(), stream, choice.workspace);
@@ -100,7 +133,6 @@ class Conv final : public CudaKernel {
                                               y.raw_data()),
                       who());
     if (bias) {
-      if (bias->size() != oc) throw InvalidModelError(who() + ": B must have M = " + std::to_string(oc) + " elements");
       TensorDesc bd(t, 1, oc, 1, 1, who());
       FERRY_CUDNN_CHECK(cudnnAddTensor(h, &one, bd.get(), bias->raw_data(), &one, yd.get(), y.raw_data()), who());
     }

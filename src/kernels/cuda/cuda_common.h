@@ -35,7 +35,9 @@ Tensor DeviceTensor(int device, cudaStream_t stream, DataType dtype, const Shape
 // Device memory for a kernel's own use (packed weights, workspaces), freed when the pointer dies.
 std::shared_ptr<void> DeviceBuffer(int device, cudaStream_t stream, size_t bytes);
 
-// A CUDA kernel: Compute makes the device current, runs Launch on the thread's stream and checks the launch.
+// A CUDA kernel: Prepare (host side, kernel.h) checks the inputs and plans the launch from their shapes (the plans
+// of cuda_shapes.h, kept as the kernel's state); Compute makes the device current, runs Launch on the thread's
+// stream and checks the launch.
 class CudaKernel : public OpKernel {
  public:
   CudaKernel(const ir::Node& node, int device) : who_(node.Describe()), device_(device) {}
@@ -45,6 +47,12 @@ class CudaKernel : public OpKernel {
   virtual void Launch(KernelContext& ctx, cudaStream_t stream) const = 0;
   // Allocates output `i` on the device and sets it (a shared handle to the same buffer is returned).
   Tensor Output(KernelContext& ctx, int i, cudaStream_t stream, DataType dtype, const Shape& shape) const;
+  // The same with the dtype and shape Prepare declared for output `i`.
+  Tensor Output(KernelContext& ctx, int i, cudaStream_t stream) const {
+    const OutputSpec* o = ctx.prepared_output(i);
+    if (!o || !o->is_tensor()) throw InternalError(who_ + ": output " + std::to_string(i) + " was not prepared");
+    return Output(ctx, i, stream, o->dtype, o->shape);
+  }
   const std::string& who() const { return who_; }
   int device() const { return device_; }
 

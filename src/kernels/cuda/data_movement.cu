@@ -66,12 +66,18 @@ class Transpose final : public CudaKernel {
  public:
   Transpose(const ir::Node& n, int device) : CudaKernel(n, device), perm_(n.GetInts("perm")) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    Shape out;
+    ctx.EmplaceState(TransposeMap(x.shape, perm_, &out, ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, out);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
-    Shape out;
-    const IndexMap m = TransposeMap(x.shape(), perm_, &out, who());
-    Tensor y = Output(ctx, 0, stream, x.dtype(), out);
+    const IndexMap& m = ctx.state<IndexMap>();
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(m.count);
     if (l.blocks == 0) return;
     DispatchBits(ElementBytes(x.dtype()), who(), [&](auto b) {
@@ -95,18 +101,46 @@ std::vector<int64_t> HostInts(const Tensor* t, const std::string& who, const cha
   return v;
 }
 
+// Slice's index map and output shape from X's shape and the starts / ends / axes / steps tensors (host).
+IndexMap SliceOf(const Shape& x, const Tensor* const args[4], Shape* out, const std::string& who) {
+  return SliceMap(x, HostInts(args[0], who, "starts"), HostInts(args[1], who, "ends"), HostInts(args[2], who, "axes"),
+                  HostInts(args[3], who, "steps"), out, who);
+}
+
 class Slice final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
 
+  struct Plan {
+    IndexMap map;
+    Shape out;
+  };
+
+  // Planned here when starts, ends, axes and steps are known before the run; else from the run's values.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.tensor_input(1);
+    ctx.tensor_input(2);
+    const Tensor* args[4] = {ctx.constant(1), ctx.constant(2), ctx.constant(3), ctx.constant(4)};
+    for (int i = 0; i < 4; ++i) {
+      if (!args[i] && ctx.has_input(i + 1)) return ctx.SetOutputDynamic(0);
+    }
+    Plan& p = ctx.EmplaceState(Plan{});
+    p.map = SliceOf(x.shape, args, &p.out, ctx.Describe());
+    ctx.SetOutput(0, x.dtype, p.out);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
-    Shape out;
-    const IndexMap m = SliceMap(x.shape(), HostInts(&ctx.required_input(1), who(), "starts"),
-                                HostInts(&ctx.required_input(2), who(), "ends"), HostInts(ctx.input(3), who(), "axes"),
-                                HostInts(ctx.input(4), who(), "steps"), &out, who());
-    Tensor y = Output(ctx, 0, stream, x.dtype(), out);
+    const Plan* prepared = ctx.state_if_any<Plan>();
+    Plan run;  // values known only now: their errors are the data's
+    if (!prepared) {
+      const Tensor* args[4] = {&ctx.required_input(1), &ctx.required_input(2), ctx.input(3), ctx.input(4)};
+      run.map = SliceOf(x.shape(), args, &run.out, who());
+    }
+    const IndexMap& m = prepared ? prepared->map : run.map;
+    Tensor y = prepared ? Output(ctx, 0, stream) : Output(ctx, 0, stream, x.dtype(), run.out);
     const Launch1d l = LaunchFor(m.count);
     if (l.blocks == 0) return;
     DispatchBits(ElementBytes(x.dtype()), who(), [&](auto b) {
@@ -120,13 +154,20 @@ class Gather final : public CudaKernel {
  public:
   Gather(const ir::Node& n, int device) : CudaKernel(n, device), axis_(n.GetInt("axis", 0)) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& idx = ctx.tensor_input(1);
+    Shape out;
+    ctx.EmplaceState(PlanGather(x.shape, idx.shape, axis_, &out, ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, out);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& idx = ctx.required_input(1);
-    Shape out;
-    const GatherPlan p = PlanGather(x.shape(), idx.shape(), axis_, &out, who());
-    Tensor y = Output(ctx, 0, stream, x.dtype(), out);
+    const GatherPlan& p = ctx.state<GatherPlan>();
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(y.size());
     if (l.blocks == 0) return;
     auto bad = DeviceBuffer(device(), stream, sizeof(int));
@@ -159,15 +200,26 @@ class Where final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& c = ctx.tensor_input(0);
+    const InputSpec& a = ctx.tensor_input(1);
+    const InputSpec& b = ctx.tensor_input(2);
+    if (a.dtype != b.dtype) {
+      throw InvalidModelError(ctx.Describe() + ": X and Y differ in type (" + ctx.InputString(1) + ", " +
+                              ctx.InputString(2) + ")");
+    }
+    const Shape shapes[] = {c.shape, a.shape, b.shape};
+    ctx.EmplaceState(BroadcastMap(shapes, ctx.Describe()));
+    ctx.SetOutput(0, a.dtype, BroadcastShape(shapes, ctx.Describe()));
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& c = ctx.required_input(0);
     const Tensor& a = ctx.required_input(1);
     const Tensor& b = ctx.required_input(2);
-    if (a.dtype() != b.dtype()) throw InvalidModelError(who() + ": X and Y differ in type");
-    const Shape shapes[] = {c.shape(), a.shape(), b.shape()};
-    const IndexMap m = BroadcastMap(shapes, who());
-    Tensor y = Output(ctx, 0, stream, a.dtype(), BroadcastShape(shapes, who()));
+    const IndexMap& m = ctx.state<IndexMap>();
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(m.count);
     if (l.blocks == 0) return;
     DispatchBits(ElementBytes(a.dtype()), who(), [&](auto bits) {
@@ -193,6 +245,15 @@ class Cast final : public CudaKernel {
   Cast(const ir::Node& n, int device)
       : CudaKernel(n, device), to_(static_cast<DataType>(n.GetInt("to", 0))) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != to_ && (to_ == DataType::kInt8 || to_ == DataType::kUint8)) {
+      throw UnsupportedError(ctx.Describe() + ": Cast to " + std::string(DataTypeName(to_)) + " is not declared");
+    }
+    ctx.SetOutput(0, to_, x.shape);
+    if (x.dtype == to_) ctx.output(0).view_of = 0;  // the input itself
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
@@ -200,16 +261,14 @@ class Cast final : public CudaKernel {
       ctx.SetOutput(0, *ctx.input_value(0));
       return;
     }
-    Tensor y = Output(ctx, 0, stream, to_, x.shape());
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(x.size());
     if (l.blocks == 0) return;
     DispatchCast(x.dtype(), who(), [&](auto s) {
       using S = decltype(s);
       DispatchCast(to_, who(), [&](auto d) {
         using D = decltype(d);
-        if constexpr (std::is_same_v<D, int8_t> || std::is_same_v<D, uint8_t>) {
-          throw UnsupportedError(who() + ": Cast to " + std::string(DataTypeName(to_)) + " is not declared");
-        } else {
+        if constexpr (!std::is_same_v<D, int8_t> && !std::is_same_v<D, uint8_t>) {  // refused by Prepare
           CastKernel<S, D><<<Blocks(l), l.threads, 0, stream>>>(x.data<S>(), y.data<D>(), x.size());
         }
       });

@@ -78,14 +78,21 @@ class Softmax final : public CudaKernel {
   Softmax(const ir::Node& n, int device)
       : CudaKernel(n, device), axis_(n.GetInt("axis", n.opset() >= 13 ? -1 : 1)), opset_(n.opset()) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    ctx.SetOutput(0, x.dtype, x.shape);
+    if (ShapeElementCount(x.shape) == 0) return;
+    const SoftmaxPlan& p = ctx.EmplaceState(PlanSoftmax(x.shape, axis_, opset_, ctx.Describe()));
+    if (p.outer * p.inner > 0x7fffffffLL) throw UnsupportedError(ctx.Describe() + ": more than 2^31 rows");
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
-    Tensor y = Output(ctx, 0, stream, x.dtype(), x.shape());
+    Tensor y = Output(ctx, 0, stream);
     if (x.size() == 0) return;
-    const SoftmaxPlan p = PlanSoftmax(x.shape(), axis_, opset_, who());
+    const SoftmaxPlan& p = ctx.state<SoftmaxPlan>();
     const int64_t rows = p.outer * p.inner;
-    if (rows > 0x7fffffffLL) throw UnsupportedError(who() + ": more than 2^31 rows");
     DispatchFloat(x.dtype(), who(), [&](auto t) {
       using T = decltype(t);
       SoftmaxKernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x.data<T>(), y.data<T>(), p.n, p.inner);
@@ -101,24 +108,39 @@ class LayerNorm final : public CudaKernel {
   LayerNorm(const ir::Node& n, int device)
       : CudaKernel(n, device), axis_(n.GetInt("axis", -1)), epsilon_(n.GetFloat("epsilon", 1e-5f)) {}
 
+  struct Rows {
+    int64_t rows = 1, n = 1;  // rows normalized, and the elements of each
+  };
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const InputSpec& scale = ctx.tensor_input(1);
+    const InputSpec& bias = ctx.input(2);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    if (axis < 0 || axis >= rank) {
+      throw InvalidModelError(ctx.Describe() + ": axis " + std::to_string(axis_) + " out of range for " +
+                              ctx.InputString(0));
+    }
+    Rows& r = ctx.EmplaceState(Rows{});
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? r.rows : r.n) *= x.shape[static_cast<size_t>(i)];
+    if (ShapeElementCount(scale.shape) != r.n || (bias.is_tensor() && ShapeElementCount(bias.shape) != r.n) ||
+        scale.dtype != x.dtype || (bias.is_tensor() && bias.dtype != x.dtype)) {
+      throw UnsupportedError(ctx.Describe() + ": Scale and B must have the normalized shape's " + std::to_string(r.n) +
+                             " elements and X's type (broadcast scale/bias not implemented)");
+    }
+    if (r.rows > 0x7fffffffLL) throw UnsupportedError(ctx.Describe() + ": more than 2^31 rows");
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& scale = ctx.required_input(1);
     const Tensor* bias = ctx.input(2);
-    const int64_t rank = x.rank();
-    int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    if (axis < 0 || axis >= rank) throw InvalidModelError(who() + ": axis " + std::to_string(axis_) + " out of range");
-    int64_t rows = 1, n = 1;
-    for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : n) *= x.dim(i);
-    if (scale.size() != n || (bias && bias->size() != n) || scale.dtype() != x.dtype() ||
-        (bias && bias->dtype() != x.dtype())) {
-      throw UnsupportedError(who() + ": Scale and B must have the normalized shape's " + std::to_string(n) +
-                             " elements and X's type (broadcast scale/bias not implemented)");
-    }
-    Tensor y = Output(ctx, 0, stream, x.dtype(), x.shape());
+    const int64_t rows = ctx.state<Rows>().rows, n = ctx.state<Rows>().n;
+    Tensor y = Output(ctx, 0, stream);
     if (x.size() == 0) return;
-    if (rows > 0x7fffffffLL) throw UnsupportedError(who() + ": more than 2^31 rows");
     DispatchFloat(x.dtype(), who(), [&](auto t) {
       using T = decltype(t);
       LayerNormKernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(
@@ -135,20 +157,29 @@ class BatchNorm final : public CudaKernel {
  public:
   BatchNorm(const ir::Node& n, int device) : CudaKernel(n, device), epsilon_(n.GetFloat("epsilon", 1e-5f)) {}
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.shape.size() < 2) {
+      throw InvalidModelError(ctx.Describe() + ": X must have rank >= 2, got " + ctx.InputString(0));
+    }
+    const int64_t channels = x.shape[1];
+    for (int k = 1; k <= 4; ++k) {
+      const InputSpec& p = ctx.tensor_input(k);
+      if (ShapeElementCount(p.shape) != channels || p.dtype != ctx.input(1).dtype) {
+        throw InvalidModelError(ctx.Describe() + ": scale, B, mean and var must have C = " + std::to_string(channels) +
+                                " elements of one type, got " + ctx.InputString(k));
+      }
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor* params[4];
     for (int k = 0; k < 4; ++k) params[k] = &ctx.required_input(k + 1);
-    if (x.rank() < 2) throw InvalidModelError(who() + ": X must have rank >= 2");
     const int64_t channels = x.dim(1);
-    for (const Tensor* p : params) {
-      if (p->size() != channels || p->dtype() != params[0]->dtype()) {
-        throw InvalidModelError(who() + ": scale, B, mean and var must have C = " + std::to_string(channels) +
-                                " elements of one type");
-      }
-    }
-    Tensor y = Output(ctx, 0, stream, x.dtype(), x.shape());
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(x.size());
     if (l.blocks == 0) return;
     const int64_t spatial = channels == 0 ? 1 : x.size() / (x.dim(0) * channels);

@@ -60,9 +60,8 @@ ReduceOp OpOf(const ir::Node& n) {
 }
 
 // Axes from input 1 (host) when the op's opset takes them as an input, else from the attribute.
-std::vector<int64_t> ReadAxes(const KernelContext& ctx, bool from_input, const std::vector<int64_t>& attr) {
-  if (!from_input) return attr;
-  const Tensor* t = ctx.input(1);
+// The axes of a reduction: the attribute, or the (host) axes input's values.
+std::vector<int64_t> AxesOf(const Tensor* t) {
   if (!t || t->size() == 0) return {};
   std::vector<int64_t> axes(static_cast<size_t>(t->size()));
   for (int64_t i = 0; i < t->size(); ++i) {
@@ -81,36 +80,73 @@ class Reduce final : public CudaKernel {
     axes_attr_ = n.GetInts("axes");
   }
 
+ struct Plan {
+    bool identity = false;  // noop_with_empty_axes with no axes: the output is X
+    ReducePlan reduce;
+    Shape out;
+  };
+
+  // The reduction's plan for X's shape, when the axes are known before the run; else from the run's axes.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    const bool from_input = axes_from_input_ && !global_pool_;
+    if (from_input && ctx.has_input(1) && !ctx.constant(1)) return ctx.SetOutputDynamic(0);
+    const Plan& p = ctx.EmplaceState(MakePlan(x.shape, from_input ? AxesOf(ctx.constant(1)) : axes_attr_,
+                                              ctx.Describe()));
+    ctx.SetOutput(0, x.dtype, p.out);
+    if (p.identity) ctx.output(0).view_of = 0;
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
-    std::vector<int64_t> axes;
-    if (global_pool_) {
-      if (x.rank() < 3) throw InvalidModelError(who() + ": input rank must be >= 3, got " + std::to_string(x.rank()));
-      for (int64_t i = 2; i < x.rank(); ++i) axes.push_back(i);
-    } else {
-      axes = ReadAxes(ctx, axes_from_input_ && !global_pool_, axes_attr_);
-      if (axes.empty() && noop_with_empty_axes_) {
-        ctx.SetOutput(0, *ctx.input_value(0));  // identity: share the buffer
-        return;
-      }
-      if (axes.empty()) {
-        for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
-      }
-      axes = NormalizeAxes(axes, x.rank(), who());
+    const Plan* prepared = ctx.state_if_any<Plan>();
+    // Axes known only now: errors about them are the data's.
+    const Plan run = prepared ? Plan{} : MakePlan(x.shape(), AxesOf(ctx.input(1)), who());
+    const Plan& plan = prepared ? *prepared : run;
+    if (plan.identity) {
+      ctx.SetOutput(0, *ctx.input_value(0));  // identity: share the buffer
+      return;
     }
-    const ReducePlan p = PlanReduce(x.shape(), axes, who());
-    Tensor y = Output(ctx, 0, stream, x.dtype(), ReducedShape(x.shape(), axes, keepdims_));
+    const ReducePlan& p = plan.reduce;
+    Tensor y = Output(ctx, 0, stream, x.dtype(), plan.out);
     if (p.outputs == 0) return;
-    if (p.reduced == 0) {
-      throw UnsupportedError(who() + ": reducing an empty axis is not implemented on cuda");
-    }
     const int64_t blocks = (p.outputs + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    if (blocks > 0x7fffffffLL) throw UnsupportedError(who() + ": too many outputs");
     DispatchFloat(x.dtype(), who(), [&](auto t) {
       using T = decltype(t);
-      ReduceKernel<T><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(x.data<T>(), y.data<T>(), p, op_);
+      ReduceKernel<T><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(x.data<T>(), y.data<T>(), p,
+                                                                                           op_);
     });
+  }
+
+ private:
+  Plan MakePlan(const Shape& x, std::vector<int64_t> axes, const std::string& who) const {
+    const int64_t rank = static_cast<int64_t>(x.size());
+    Plan plan;
+    if (global_pool_) {
+      if (rank < 3) throw InvalidModelError(who + ": input rank must be >= 3, got " + std::to_string(rank));
+      axes.clear();
+      for (int64_t i = 2; i < rank; ++i) axes.push_back(i);
+    } else {
+      if (axes.empty() && noop_with_empty_axes_) {
+        plan.identity = true;
+        plan.out = x;
+        return plan;
+      }
+      if (axes.empty()) {
+        for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+      }
+      axes = NormalizeAxes(axes, rank, who);
+    }
+    plan.reduce = PlanReduce(x, axes, who);
+    plan.out = ReducedShape(x, axes, keepdims_);
+    if (plan.reduce.outputs > 0 && plan.reduce.reduced == 0) {
+      throw UnsupportedError(who + ": reducing an empty axis is not implemented on cuda");
+    }
+    if ((plan.reduce.outputs + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffffLL) {
+      throw UnsupportedError(who + ": too many outputs");
+    }
+    return plan;
   }
 
  private:

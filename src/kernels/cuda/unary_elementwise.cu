@@ -70,14 +70,24 @@ UnaryOp OpOf(const ir::Node& n) {
   throw InternalError(n.Describe() + ": not a unary op of the cuda backend");
 }
 
-// A Clip bound given as a (host) scalar input.
-float ScalarOf(const Tensor& t, const std::string& who) {
-  if (t.size() != 1) throw InvalidModelError(who + ": Clip bounds must be scalars, got " + ShapeToString(t.shape()));
+// Checks a Clip bound given as a (host) input: a scalar of a float type.
+void CheckBound(const PrepareContext& ctx, int i) {
+  const InputSpec& t = ctx.input(i);
+  if (!t.is_tensor()) return;
+  if (ShapeElementCount(t.shape) != 1) {
+    throw InvalidModelError(ctx.Describe() + ": Clip bounds must be scalars, got " + ctx.InputString(i));
+  }
+  if (t.dtype != DataType::kFloat && t.dtype != DataType::kFloat16 && t.dtype != DataType::kBFloat16) {
+    throw UnsupportedError(ctx.Describe() + ": Clip bound of type " + std::string(DataTypeName(t.dtype)));
+  }
+}
+
+// The value of a bound CheckBound accepted.
+float BoundOf(const Tensor& t) {
   switch (t.dtype()) {
-    case DataType::kFloat: return t.data<float>()[0];
     case DataType::kFloat16: return static_cast<float>(t.data<Float16>()[0]);
     case DataType::kBFloat16: return static_cast<float>(t.data<BFloat16>()[0]);
-    default: throw UnsupportedError(who + ": Clip bound of type " + std::string(DataTypeName(t.dtype())));
+    default: return t.data<float>()[0];
   }
 }
 
@@ -97,15 +107,24 @@ class Unary final : public CudaKernel {
     }
   }
 
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (clip_inputs_) {
+      CheckBound(ctx, 1);
+      CheckBound(ctx, 2);
+    }
+    ctx.SetOutput(0, x.dtype, x.shape);
+  }
+
  protected:
   void Launch(KernelContext& ctx, cudaStream_t stream) const override {
     const Tensor& x = ctx.required_input(0);
     UnaryParams p = p_;
     if (clip_inputs_) {
-      p.a = ctx.has_input(1) ? ScalarOf(*ctx.input(1), who()) : -std::numeric_limits<float>::infinity();
-      p.b = ctx.has_input(2) ? ScalarOf(*ctx.input(2), who()) : std::numeric_limits<float>::infinity();
+      p.a = ctx.has_input(1) ? BoundOf(*ctx.input(1)) : -std::numeric_limits<float>::infinity();
+      p.b = ctx.has_input(2) ? BoundOf(*ctx.input(2)) : std::numeric_limits<float>::infinity();
     }
-    Tensor y = Output(ctx, 0, stream, x.dtype(), x.shape());
+    Tensor y = Output(ctx, 0, stream);
     const Launch1d l = LaunchFor(x.size());
     if (l.blocks == 0) return;
     DispatchFloat(x.dtype(), who(), [&](auto t) {

@@ -19,28 +19,45 @@ class View final : public OpKernel {
     axes_ = n.GetInts("axes");
   }
 
+  // The view's shape when the shape / axes input is known before the run (or there is none); else the run's.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.input(0);
+    if (!x.is_tensor()) throw InvalidModelError(ctx.Describe() + ": input 0 must be a tensor");
+    const bool reads_input = op_ == "Reshape" || (op_ != "Identity" && op_ != "Flatten" && opset_ >= 13);
+    if (reads_input && ctx.has_input(1) && !ctx.constant(1)) return ctx.SetOutputDynamic(0);
+    ctx.SetOutput(0, x.dtype, ShapeOf(x.shape, ctx.constant(1), ctx.Describe()));
+    ctx.output(0).view_of = 0;
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Value* v = ctx.input_value(0);
-    if (!v || !v->is_tensor()) throw InvalidModelError(who_ + ": input 0 must be a tensor");
-    const Tensor& x = v->tensor();
     if (op_ == "Identity") {
       ctx.SetOutput(0, *v);
       return;
     }
-    Shape out;
-    if (op_ == "Reshape") {
-      out = ReshapeShape(x.shape(), HostInt64s(ctx.required_input(1), who_), allowzero_, who_);
-    } else if (op_ == "Flatten") {
-      out = FlattenShape(x.shape(), axis_, who_);
-    } else {
-      std::vector<int64_t> axes = axes_;
-      if (opset_ >= 13 && ctx.has_input(1)) axes = HostInt64s(*ctx.input(1), who_);
-      out = op_ == "Squeeze" ? SqueezeShape(x.shape(), axes, who_) : UnsqueezeShape(x.shape(), axes, who_);
+    const Tensor& x = v->tensor();
+    if (const OutputSpec* o = ctx.prepared_output(0); o && o->is_tensor()) {
+      ctx.SetOutput(0, Value(x.Reshaped(o->shape)));
+      return;
     }
-    ctx.SetOutput(0, Value(x.Reshaped(std::move(out))));
+    // A shape or axes known only now: errors about it are the data's.
+    ctx.SetOutput(0, Value(x.Reshaped(ShapeOf(x.shape(), ctx.input(1), who_))));
   }
 
  private:
+  // The output shape for X's shape and the shape / axes tensor `arg` (null: absent).
+  Shape ShapeOf(const Shape& x, const Tensor* arg, const std::string& who) const {
+    if (op_ == "Identity") return x;
+    if (op_ == "Reshape") {
+      if (!arg) throw InvalidModelError(who + ": required input 1 (shape) is missing");
+      return ReshapeShape(x, HostInt64s(*arg, who), allowzero_, who);
+    }
+    if (op_ == "Flatten") return FlattenShape(x, axis_, who);
+    std::vector<int64_t> axes = axes_;
+    if (opset_ >= 13 && arg) axes = HostInt64s(*arg, who);
+    return op_ == "Squeeze" ? SqueezeShape(x, axes, who) : UnsqueezeShape(x, axes, who);
+  }
+
   std::string who_, op_;
   int64_t opset_, axis_ = 1;
   bool allowzero_ = false;
