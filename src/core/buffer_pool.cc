@@ -80,8 +80,8 @@ void Release(void* p, size_t size) {
 }
 
 // A free block of the smallest class that holds `*size` bytes and wastes at most a quarter of itself (it sets
-// *size to that class), or nullptr. Taking a larger class than asked lets a first run reuse what it freed even
-// when its activations differ in size, instead of mapping new pages beside pooled ones.
+// *size to that class), or nullptr. Taking a larger class than asked lets a run reuse what it freed even
+// when its buffers differ in size, instead of mapping new pages beside pooled ones.
 void* Take(size_t* size) {
   Pool& pool = ThePool();
   std::lock_guard lock(pool.mu);

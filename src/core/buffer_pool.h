@@ -5,9 +5,9 @@
 // frees the rest. Blocks of kMapMinBytes and more are mapped pages of their own, so a freed one leaves the process
 // at once (weights freed once packed do not linger in a fragmented heap). Thread-safe.
 //
-// Activations of a top-level graph come from the executor's planned arena instead (src/runtime/arena.h) once a
-// run has shown their sizes and lifetimes; this pool serves everything else (graph outputs, subgraph values,
-// kernel temporaries; the first run of each input-shape signature takes from it but does not give back to it).
+// Activations of a top-level graph come from the executor's arena instead (src/runtime/arena.h), planned from
+// the prepared kernels' shapes before a signature's first run; this pool serves everything else (graph outputs,
+// subgraph values, outputs whose shape only the data tells, kernel temporaries).
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,8 @@ namespace ferry {
 
 inline constexpr size_t kPoolMinBytes = size_t{64} << 10;
 // Freed blocks up to this size wait in the pool for reuse, up to kPoolCapBytes in all; larger ones, and any
-// beyond the cap, go back to the system (activations of steady-state runs come from the executor's arena, so
-// the pool mostly serves outputs and first runs; a small cap keeps freed weights from lingering in it).
+// beyond the cap, go back to the system (activations come from the executor's arena, so the pool mostly serves
+// outputs; a small cap keeps freed weights from lingering in it).
 inline constexpr size_t kPoolMaxBlockBytes = size_t{16} << 20;
 inline constexpr size_t kPoolCapBytes = size_t{64} << 20;
 // Blocks of at least this size are mapped pages of their own (mmap/munmap, not malloc's heap): freeing one
@@ -32,9 +32,7 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes, bool zero);
 
 // While one exists, blocks freed on this thread go back to the system instead of the pool. Session creation
 // holds one: what it frees is weights its kernels have packed and the import's temporaries, which would only
-// wait in the pool (resident) for a reuse that rarely comes. So does the first run of each input signature: its
-// activations come one by one in sizes the pool seldom matches (it takes a class at most a third larger), so
-// kept there they would add up to the sum of every size the run freed, where freed they cost only what is live.
+// wait in the pool (resident) for a reuse that rarely comes.
 class ScopedPoolBypass {
  public:
   ScopedPoolBypass();
@@ -47,9 +45,9 @@ class ScopedPoolBypass {
 size_t ReleasePooledBuffers();
 
 // Hands the free pages of malloc's heap back to the system (malloc_trim), after a phase that freed what the
-// process will not reuse: a session's creation, the first run of an input signature. Blocks under kMapMinBytes, and
-// whatever else came from the heap (the protobuf's data, oneDNN's packed weights once glibc's dynamic mmap threshold
-// has risen), stay resident when freed otherwise, wherever a live block above them keeps the heap from shrinking.
+// process will not reuse: a session's creation. Blocks under kMapMinBytes, and whatever else came from the heap
+// (the protobuf's data, oneDNN's packed weights once glibc's dynamic mmap threshold has risen), stay resident when
+// freed otherwise, wherever a live block above them keeps the heap from shrinking.
 void ReturnFreeHeapPages();
 
 // Bytes currently held by the pool's free lists (for tests and reports).
