@@ -14,6 +14,7 @@
 #include "session_flags.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
+#include "tools/fallback_share.h"
 #include "tools/npy.h"
 #include "tools/profile.h"
 #include "tools/run_inputs.h"
@@ -92,7 +93,7 @@ int Run(const RunArgs& a) {
   for (int r = 0; a.lockstep ? static_cast<bool>(std::getline(std::cin, step)) : r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     stats = RunStats();
-    stats.profile = profiling;
+    stats.profile = profiling || a.report;  // --report: the fallback's share of the run time
     outputs = session->RunValues(inputs, &stats);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -124,12 +125,19 @@ int Run(const RunArgs& a) {
       tools::WriteNpy((std::filesystem::path(a.output_dir) / (file + ".npy")).string(), v.tensor());
     }
   }
+  // The last run's node times: what share of it fell to the backends after the first (a warning above 5%).
+  const tools::FallbackShare share = tools::MeasureFallbackShare(session->placement(), &stats.node_times);
+  if (a.report) {
+    const std::string warning = tools::FallbackWarning(share);
+    if (!warning.empty()) std::cerr << "ferry run: warning: " << warning << "\n";
+  }
   nlohmann::json j;
   j["model"] = a.model;
   j["backends"] = session->placement().backends;
   if (a.report) {
     j["placement"] = nlohmann::json::parse(FormatPlacementJson(session->placement()));
     j["placement"]["measured"] = {{"copies", stats.copies}, {"bytes_copied", stats.bytes_copied}};
+    j["placement"]["fallback_share"] = nlohmann::json::parse(tools::FallbackShareJson(share));
   }
   for (const auto& [name, v] : outputs) {
     nlohmann::json o;
@@ -189,6 +197,7 @@ int Run(const RunArgs& a) {
     std::cout << FormatPlacementText(session->placement(), a.verbose);
     std::cout << "  measured in the last run: " << stats.copies << " copies, " << stats.bytes_copied
               << " bytes copied\n";
+    std::cout << "  " << tools::FormatFallbackShare(share) << "\n";
   }
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << ": ";

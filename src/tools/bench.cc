@@ -170,6 +170,12 @@ BenchRun RunBench(const BenchOptions& options, const std::function<void(const Be
         r.weights_bytes = session->PredictMemory().weights_bytes;
         run.results.push_back(std::move(r));
         ++index;
+        if (!run.fallback) {
+          RunStats stats;
+          stats.profile = true;
+          session->RunValues(inputs, &stats);
+          run.fallback = MeasureFallbackShare(session->placement(), &stats.node_times);
+        }
       }
     }
   }

@@ -14,6 +14,7 @@
 
 #include "ferry/session.h"
 #include "tools/bench_stats.h"
+#include "tools/fallback_share.h"
 #include "tools/run_inputs.h"
 
 namespace ferry::tools {
@@ -109,6 +110,9 @@ struct BenchServerInfo {
 
 struct BenchRun {
   std::vector<std::string> backends;  // of the first session (the placement's backends); empty for a server
+  // In process: one profiled run of the first session after its configurations, at its first batch: how much
+  // of the model (nodes, FLOPs, time) fell to the backends after the first. Unset for a server.
+  std::optional<FallbackShare> fallback;
   std::optional<BenchServerInfo> server;  // set when the run drove a server
   std::vector<BenchResult> results;   // in run order: threads, then batch, then concurrency
   // Set when the model fixes the batch (BatchSweep::fixed): the results are at that one batch, whichever were

@@ -91,6 +91,11 @@ std::string FormatBenchTable(const BenchReport& report) {
   if (o.iterations > 0) out << o.iterations << " measured requests";
   else out << Fixed(o.duration_s, 1) << " s of requests";
   out << " per configuration after " << o.warmup << " warm-up; random inputs (seed " << o.inputs.seed << ")\n";
+  if (report.run.fallback) {
+    out << FormatFallbackShare(*report.run.fallback) << "\n";
+    const std::string warning = FallbackWarning(*report.run.fallback);
+    if (!warning.empty()) out << "warning: " << warning << "\n";
+  }
   if (!report.run.fixed_batch.empty() && !report.run.results.empty()) {
     out << "batch " << report.run.results.front().config.batch << ", fixed by the model: "
         << report.run.fixed_batch << "; --batch does not apply\n";
@@ -216,6 +221,7 @@ std::string FormatBenchJson(const BenchReport& report) {
                        : !report.run.results.empty() && !report.run.results.front().rss_reset ? Json("process")
                                                                                                : Json("configuration");
   j["errors"] = BenchErrorCount(report.run);
+  j["fallback"] = report.run.fallback ? Json::parse(FallbackShareJson(*report.run.fallback)) : Json(nullptr);
   if (!report.run.fixed_batch.empty() && !report.run.results.empty()) {
     j["fixed_batch"] = {{"batch", report.run.results.front().config.batch}, {"reason", report.run.fixed_batch}};
   } else {

@@ -12,6 +12,7 @@
 #include "runtime/flops.h"
 #include "runtime/pipeline.h"
 #include "schemas/schema.h"
+#include "tools/fallback_share.h"
 
 namespace ferry::tools {
 
@@ -328,6 +329,17 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   Walk walk{placement, unplaced, target, resolved.isa_narrowed, report, model, legal};
   walk.VisitGraph(*model.graph, "main");
   report.node_count = static_cast<int64_t>(report.nodes.size());
+  // No silent slow path: warn when the estimated FLOPs (the nodes, without static shapes) that fall to a later
+  // backend pass kFallbackWarnShare. Unsupported nodes are problems of their own, not a fallback.
+  PlacementReport placed;
+  placed.backends = report.backends;
+  for (const NodeCheck& n : report.nodes) {
+    if (n.verdict == Verdict::kUnsupported) continue;
+    placed.nodes.push_back({.name = n.name, .op = n.op, .domain = n.domain, .graph = n.graph, .backend = n.backend,
+                            .flops = n.flops});
+  }
+  const std::string slow = FallbackWarning(MeasureFallbackShare(placed));
+  if (!slow.empty()) report.warnings.push_back(slow);
   return report;
 }
 
