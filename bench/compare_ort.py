@@ -13,6 +13,10 @@ discarded warm-up. Reported: p50/p90 latency over all kept runs, throughput at p
 session-creation time and peak RSS (medians over rounds), and the largest relative difference between Ferry's
 output and ORT's; --json also keeps the median of the per-pair ratios.
 
+A model directory holds model.onnx and info.json: {"input": NAME, "outputs": [...]} with input_b<batch>.npy
+(bench/gen_bench_models.py), or {"inputs": [{"name", "file": "input_b1_<k>.npy"}, ...], "outputs": [...]} for
+several inputs of any dtype .npy holds (bench/zoo.py, bench/op_bench.py; input_b<batch>_<k>.npy at other batches).
+
     /usr/bin/python3 bench/compare_ort.py --ferry build/bin/ferry --models build/bench-models [--rounds 3] [--runs 5]
         [--only resnet50,bert_small] [--batches 1,8] [--threads 1,2] [--backends cpu,ref] [--json FILE]
         [--ferry-args "-O 0"] [--ort-args "--graph-optimization disabled"]
@@ -43,28 +47,64 @@ def run_json(cmd):
     return json.loads(out.stdout)
 
 
+def input_specs(info, model_dir, batch):
+    """[(input name, .npy path)] of a model at a batch: info.json's "inputs" ([{"name", "file"}], files named for
+    batch 1 as input_b1_<k>.npy, bench/zoo.py) when present, else its one "input" with input_b<batch>.npy."""
+    if "inputs" in info:
+        return [(i["name"], os.path.join(model_dir, i["file"].replace("input_b1_", f"input_b{batch}_")))
+                for i in info["inputs"]]
+    return [(info["input"], os.path.join(model_dir, f"input_b{batch}.npy"))]
+
+
+def _input_flags(input_name, input_file):
+    """--input NAME=FILE for one input (input_name, input_file) or for a list of (name, file) pairs (input_file
+    None)."""
+    pairs = [(input_name, input_file)] if input_file is not None else input_name
+    flags = []
+    for name, file in pairs:
+        flags += ["--input", f"{name}={file}"]
+    return flags
+
+
 def ferry_cmd(args, model, input_name, input_file, threads, repeat, out_dir=None, backends=None, extra=""):
-    cmd = [args.ferry, "run", model, "--input", f"{input_name}={input_file}", "--backends", backends or args.backends,
-           "--threads", str(threads), "--repeat", str(repeat), "--json"]
+    cmd = [args.ferry, "run", model] + _input_flags(input_name, input_file) + [
+           "--backends", backends or args.backends, "--threads", str(threads), "--repeat", str(repeat), "--json"]
     if out_dir:
         cmd += ["--output-dir", out_dir]
     return cmd + shlex.split(extra)
 
 
 def ort_cmd(model, input_name, input_file, threads, repeat, save_dir=None, extra=""):
-    cmd = ["node", os.path.join(HERE, "ort", "ort_run.js"), model, "--input", f"{input_name}={input_file}",
+    cmd = ["node", os.path.join(HERE, "ort", "ort_run.js"), model] + _input_flags(input_name, input_file) + [
            "--threads", str(threads), "--repeat", str(repeat)]
     if save_dir:
         cmd += ["--save-dir", save_dir]
     return cmd + shlex.split(extra)
 
 
+def output_file(out_dir, name):
+    """Where `ferry run --output-dir` and ort_run.js --save-dir write output NAME."""
+    for c in "/\\:":
+        name = name.replace(c, "_")
+    return os.path.join(out_dir, name + ".npy")
+
+
 def max_rel_diff(a_dir, b_dir, names):
+    """The largest |a - b| over max |b| of the outputs `names`; inf when an output is missing on one side or the
+    shapes differ (detection models whose NMS kept different boxes), 0 for outputs both leave empty."""
     worst = 0.0
     for n in names:
-        a, b = np.load(os.path.join(a_dir, n + ".npy")), np.load(os.path.join(b_dir, n + ".npy"))
+        fa, fb = output_file(a_dir, n), output_file(b_dir, n)
+        if not (os.path.exists(fa) and os.path.exists(fb)):
+            return float("inf")
+        a, b = np.load(fa), np.load(fb)
+        if a.shape != b.shape:
+            return float("inf")
+        if a.size == 0:
+            continue
+        a, b = a.astype(np.float64), b.astype(np.float64)
         scale = max(float(np.abs(b).max()), 1e-6)
-        worst = max(worst, float(np.abs(a.astype(np.float64) - b).max()) / scale)
+        worst = max(worst, float(np.abs(a - b).max()) / scale)
     return worst
 
 
@@ -134,12 +174,11 @@ def alternate(procs, order, turns):
 
 def bench(args, name, info, batch, threads):
     d = os.path.join(args.models, name)
-    model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, f"input_b{batch}.npy")
+    model, feeds = os.path.join(d, "model.onnx"), input_specs(info, d, batch)
     ferry_lat, ort_lat, ferry_sess, ort_sess, ferry_rss, ort_rss, pair_ratios = [], [], [], [], [], [], []
     for r in range(args.rounds):
-        cmds = {"ferry": ferry_cmd(args, model, info["input"], input_file, threads, 1, extra=args.ferry_args) +
-                ["--lockstep"],
-                "ort": ort_cmd(model, info["input"], input_file, threads, 1, extra=args.ort_args) + ["--lockstep"]}
+        cmds = {"ferry": ferry_cmd(args, model, feeds, None, threads, 1, extra=args.ferry_args) + ["--lockstep"],
+                "ort": ort_cmd(model, feeds, None, threads, 1, extra=args.ort_args) + ["--lockstep"]}
         order = ["ferry", "ort"] if r % 2 == 0 else ["ort", "ferry"]
         procs = {engine: Stepper(cmds[engine]) for engine in order}
         lat = alternate(procs, order, args.runs + 1)
@@ -163,19 +202,22 @@ def bench(args, name, info, batch, threads):
     return row
 
 
-def check_outputs(args, name, info):
-    """Ferry (backends under test) vs ORT and vs Ferry's ref backend at batch 1: the largest relative difference."""
+def check_outputs(args, name, info, with_ref=True):
+    """Ferry (backends under test) vs ORT and vs Ferry's ref backend at batch 1: the largest relative difference
+    (vs ref None without with_ref: ref alone is slow on large models)."""
     d = os.path.join(args.models, name)
-    model, input_file = os.path.join(d, "model.onnx"), os.path.join(d, "input_b1.npy")
+    model, feeds = os.path.join(d, "model.onnx"), input_specs(info, d, 1)
     with tempfile.TemporaryDirectory() as tmp:
         dirs = {k: os.path.join(tmp, k) for k in ("ferry", "ort", "ref")}
         for p in dirs.values():
             os.makedirs(p)
-        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ferry"], extra=args.ferry_args))
-        run_json(ort_cmd(model, info["input"], input_file, 2, 1, dirs["ort"], extra=args.ort_args))
-        run_json(ferry_cmd(args, model, info["input"], input_file, 2, 1, dirs["ref"], backends="ref"))
-        return (max_rel_diff(dirs["ferry"], dirs["ort"], info["outputs"]),
-                max_rel_diff(dirs["ferry"], dirs["ref"], info["outputs"]))
+        run_json(ferry_cmd(args, model, feeds, None, 2, 1, dirs["ferry"], extra=args.ferry_args))
+        run_json(ort_cmd(model, feeds, None, 2, 1, dirs["ort"], extra=args.ort_args))
+        vs_ort = max_rel_diff(dirs["ferry"], dirs["ort"], info["outputs"])
+        if not with_ref:
+            return vs_ort, None
+        run_json(ferry_cmd(args, model, feeds, None, 2, 1, dirs["ref"], backends="ref"))
+        return vs_ort, max_rel_diff(dirs["ferry"], dirs["ref"], info["outputs"])
 
 
 def main():

@@ -11,9 +11,11 @@ const fs = require('fs');
 const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 
-// A minimal .npy reader/writer: little-endian float32, float64, int64 and int32, C order (what the bench uses).
+// A minimal .npy reader/writer: little-endian float32, float64, float16, int64, int32, int8, uint8 and bool, C order
+// (what the benchmarks use).
 const NPY_TYPES = {'<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
-                   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array]};
+                   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array], '<f2': ['float16', Uint16Array],
+                   '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array]};
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not a .npy file`);
@@ -31,16 +33,19 @@ function readNpy(file) {
   const data = new Ctor(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   return new ort.Tensor(type, data, shape);
 }
+const NPY_DESCR = {float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', float16: '<f2', bool: '|b1',
+                    uint8: '|u1', int8: '|i1'};
 function writeNpy(file, tensor) {
-  if (tensor.type !== 'float32') return;
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${tensor.dims.join(', ')}${tensor.dims.length === 1 ? ',' : ''}), }`;
+  const descr = NPY_DESCR[tensor.type];
+  if (!descr) return;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${tensor.dims.join(', ')}${tensor.dims.length === 1 ? ',' : ''}), }`;
   while ((10 + header.length + 1) % 64 !== 0) header += ' ';
   header += '\n';
   const pre = Buffer.alloc(10);
   pre.write('\x93NUMPY', 0, 'latin1');
   pre[6] = 1; pre[7] = 0;
   pre.writeUInt16LE(header.length, 8);
-  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(tensor.data.buffer)]));
+  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)]));
 }
 
 function peakRssKb() {
