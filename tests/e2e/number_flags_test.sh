@@ -56,7 +56,7 @@ expect memory_limit_unit_junk 2 "--memory-limit: expected a positive size like 5
   "$FERRY" check "$M" --memory-limit 1.5Mx
 expect memory_limit_space 2 "--memory-limit: expected a positive size .*, got '1.5 M'" -- \
   "$FERRY" check "$M" --memory-limit "1.5 M"
-expect memory_limit_exponent 3 'exceeds --memory-limit 1000.0 KiB' -- "$FERRY" check "$M" --memory-limit 1e3K
+expect memory_limit_exponent 3 'exceeds --memory-limit 100.0 KiB' -- "$FERRY" check "$M" --memory-limit 1e2K
 expect memory_limit_fraction 0 'total' -- "$FERRY" check "$M" --memory-limit 1.5GiB
 
 # compare's configuration integers and per-output tolerances.
