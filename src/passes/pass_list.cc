@@ -14,6 +14,7 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     p.push_back(MakeEliminateCommonSubexpressions());  // after folding: merges the constants folding made
     p.push_back(MakeFoldBatchNorm());       // first fusion: the conv fusions below see the folded Conv
     p.push_back(MakeFuseConvAdd());         // before the activation fusion: act(conv + z), never act(conv) + z
+    p.push_back(MakeFuseHardSwish());       // before the activation fusion: Conv + HardSwish becomes FusedConv
     p.push_back(MakeFuseConvActivation());
     p.push_back(MakeFuseGelu());
     p.push_back(MakeFuseMatMul());          // after fuse_gelu: absorbs the Gelu it made after a linear layer

@@ -13,6 +13,7 @@ std::unique_ptr<Pass> MakeFoldConstants();          // fold_constants.cc, level 
 std::unique_ptr<Pass> MakeEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cc, level 1
 std::unique_ptr<Pass> MakeFoldBatchNorm();          // fold_batch_norm.cc, level 2
 std::unique_ptr<Pass> MakeFuseConvAdd();            // fuse_conv_add.cc, level 2
+std::unique_ptr<Pass> MakeFuseHardSwish();          // fuse_hard_swish.cc, level 2
 std::unique_ptr<Pass> MakeFuseConvActivation();     // fuse_conv_activation.cc, level 2
 std::unique_ptr<Pass> MakeFuseGelu();               // fuse_gelu.cc, level 2
 std::unique_ptr<Pass> MakeFuseMatMul();             // fuse_matmul.cc, level 2

@@ -16,9 +16,19 @@ void RegisterBatchNormalizationKernels(KernelRegistry& r);
 void RegisterSoftmaxKernels(KernelRegistry& r);
 void RegisterLayerNormalizationKernels(KernelRegistry& r);
 void RegisterRmsNormalizationKernels(KernelRegistry& r);
+// --- vectorized statistical normalization (normalization_rows.h) ---
+void RegisterLpNormalizationKernels(KernelRegistry& r);
+void RegisterLRNKernels(KernelRegistry& r);
 // --- vectorized elementwise ---
 void RegisterBinaryElementwiseKernels(KernelRegistry& r);
 void RegisterUnaryElementwiseKernels(KernelRegistry& r);
+void RegisterUnaryPredicateKernels(KernelRegistry& r);
+void RegisterPowKernels(KernelRegistry& r);
+void RegisterModKernels(KernelRegistry& r);
+void RegisterPReluKernels(KernelRegistry& r);
+void RegisterVariadicElementwiseKernels(KernelRegistry& r);
+void RegisterCompareKernels(KernelRegistry& r);
+void RegisterLogicalKernels(KernelRegistry& r);
 // --- vectorized data movement ---
 void RegisterViewKernels(KernelRegistry& r);
 void RegisterTransposeKernels(KernelRegistry& r);
@@ -29,6 +39,19 @@ void RegisterWhereKernels(KernelRegistry& r);
 void RegisterCastKernels(KernelRegistry& r);
 void RegisterExpandKernels(KernelRegistry& r);
 void RegisterPadKernels(KernelRegistry& r);
+void RegisterDepthToSpaceKernels(KernelRegistry& r);
+void RegisterTileKernels(KernelRegistry& r);
+void RegisterSplitKernels(KernelRegistry& r);
+void RegisterGatherElementsKernels(KernelRegistry& r);
+void RegisterScatterNDKernels(KernelRegistry& r);
+void RegisterRangeKernels(KernelRegistry& r);
+void RegisterConstantOfShapeKernels(KernelRegistry& r);
+void RegisterTriluKernels(KernelRegistry& r);
+void RegisterNonZeroKernels(KernelRegistry& r);
+void RegisterGatherNDKernels(KernelRegistry& r);
+void RegisterScatterElementsKernels(KernelRegistry& r);
+void RegisterOneHotKernels(KernelRegistry& r);
+void RegisterEyeLikeKernels(KernelRegistry& r);
 // --- ai.ferry (optimizer-produced ops) ---
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
@@ -36,6 +59,20 @@ void RegisterBlockedPoolKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
+
+// --- vectorized reductions ---
+void RegisterReduceKernels(KernelRegistry& r);
+void RegisterArgMaxMinKernels(KernelRegistry& r);
+void RegisterTopKKernels(KernelRegistry& r);
+void RegisterCumSumKernels(KernelRegistry& r);
+void RegisterHardmaxKernels(KernelRegistry& r);
+
+void RegisterLstmKernels(KernelRegistry& r);
+void RegisterGruKernels(KernelRegistry& r);
+void RegisterRnnKernels(KernelRegistry& r);
+
+void RegisterResizeKernels(KernelRegistry& r);
+void RegisterUpsampleKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -50,9 +87,19 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterLayerNormalizationKernels(r);
   RegisterRmsNormalizationKernels(r);
+  // --- vectorized statistical normalization (normalization_rows.h) ---
+  RegisterLpNormalizationKernels(r);
+  RegisterLRNKernels(r);
   // --- vectorized elementwise ---
   RegisterBinaryElementwiseKernels(r);
   RegisterUnaryElementwiseKernels(r);
+  RegisterUnaryPredicateKernels(r);
+  RegisterPowKernels(r);
+  RegisterModKernels(r);
+  RegisterPReluKernels(r);
+  RegisterVariadicElementwiseKernels(r);
+  RegisterCompareKernels(r);
+  RegisterLogicalKernels(r);
   // --- vectorized data movement ---
   RegisterViewKernels(r);
   RegisterTransposeKernels(r);
@@ -63,6 +110,19 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterCastKernels(r);
   RegisterExpandKernels(r);
   RegisterPadKernels(r);
+  RegisterDepthToSpaceKernels(r);
+  RegisterTileKernels(r);
+  RegisterSplitKernels(r);
+  RegisterGatherElementsKernels(r);
+  RegisterScatterNDKernels(r);
+  RegisterRangeKernels(r);
+  RegisterConstantOfShapeKernels(r);
+  RegisterTriluKernels(r);
+  RegisterNonZeroKernels(r);
+  RegisterGatherNDKernels(r);
+  RegisterScatterElementsKernels(r);
+  RegisterOneHotKernels(r);
+  RegisterEyeLikeKernels(r);
   // --- ai.ferry (optimizer-produced ops) ---
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
@@ -70,6 +130,17 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterFusedMatMulKernels(r);
   RegisterFerryAttentionKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
+  RegisterResizeKernels(r);
+  RegisterUpsampleKernels(r);
+  RegisterLstmKernels(r);
+  RegisterGruKernels(r);
+  RegisterRnnKernels(r);
+  // --- vectorized reductions ---
+  RegisterReduceKernels(r);
+  RegisterArgMaxMinKernels(r);
+  RegisterTopKKernels(r);
+  RegisterCumSumKernels(r);
+  RegisterHardmaxKernels(r);
 }
 
 }  // namespace ferry::cpu

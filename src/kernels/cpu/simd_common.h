@@ -9,6 +9,8 @@
 //   Select(m, a, b) = m ? a : b per lane.
 //   LoadPartial/StorePartial touch only the first n lanes' memory (0 <= n < kWidth); other lanes read as 0.
 //   Scale(x, n) = x * 2^n for integral n in [-252, 254] (see there).
+//   RoundNearest/RoundDown/RoundUp = nearbyintf (half to even)/floorf/ceilf, NaN and ±0 kept.
+//   ExponentOf/MantissaOf split a positive normal float into e and m in [1, 2) (garbage for other inputs).
 #pragma once
 
 #include <immintrin.h>
@@ -22,8 +24,10 @@ namespace ferry::cpu::simd {
 
 // Attributes of a unary op, read once per run and handed to its vectorized map (simd_kernels.inc).
 struct UnaryParams {
-  float alpha = 0;       // LeakyRelu
+  float alpha = 0;       // LeakyRelu, Elu, Selu, Celu, ThresholdedRelu, HardSigmoid
   float lo = 0, hi = 0;  // Clip
+  float beta = 0;        // HardSigmoid
+  float gamma = 0;       // Selu
 };
 
 struct F32x16 {
@@ -52,6 +56,22 @@ struct F32x16 {
   FERRY_SIMD_AVX512 Reg Sqrt(Reg a) { return _mm512_mask_sqrt_ps(a, kAll, a); }
   FERRY_SIMD_AVX512 Reg RoundNearest(Reg a) {
     return _mm512_mask_roundscale_ps(a, kAll, a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  FERRY_SIMD_AVX512 Reg RoundDown(Reg a) {  // floorf
+    return _mm512_mask_roundscale_ps(a, kAll, a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  }
+  FERRY_SIMD_AVX512 Reg RoundUp(Reg a) {  // ceilf
+    return _mm512_mask_roundscale_ps(a, kAll, a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+  }
+  // For positive normal a = m 2^e with m in [1, 2): ExponentOf(a) = e (as a float), MantissaOf(a) = m.
+  FERRY_SIMD_AVX512 Reg ExponentOf(Reg a) {
+    const __m512i b = _mm512_castps_si512(a);
+    const __m512i e = _mm512_sub_epi32(_mm512_mask_srli_epi32(b, kAll, b, 23), _mm512_set1_epi32(127));
+    return _mm512_mask_cvtepi32_ps(a, kAll, e);
+  }
+  FERRY_SIMD_AVX512 Reg MantissaOf(Reg a) {
+    const __m512i m = _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x007fffff));
+    return _mm512_castsi512_ps(_mm512_or_si512(m, _mm512_set1_epi32(0x3f800000)));
   }
 
   // Bit operations (AVX-512F has them on integers only).
@@ -109,6 +129,16 @@ struct F32x8 {
   FERRY_SIMD_AVX2 Reg Fnmadd(Reg a, Reg b, Reg c) { return _mm256_fnmadd_ps(a, b, c); }
   FERRY_SIMD_AVX2 Reg Sqrt(Reg a) { return _mm256_sqrt_ps(a); }
   FERRY_SIMD_AVX2 Reg RoundNearest(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  FERRY_SIMD_AVX2 Reg RoundDown(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  FERRY_SIMD_AVX2 Reg RoundUp(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+  FERRY_SIMD_AVX2 Reg ExponentOf(Reg a) {
+    const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(_mm256_castps_si256(a), 23), _mm256_set1_epi32(127));
+    return _mm256_cvtepi32_ps(e);
+  }
+  FERRY_SIMD_AVX2 Reg MantissaOf(Reg a) {
+    const __m256i m = _mm256_and_si256(_mm256_castps_si256(a), _mm256_set1_epi32(0x007fffff));
+    return _mm256_castsi256_ps(_mm256_or_si256(m, _mm256_set1_epi32(0x3f800000)));
+  }
 
   FERRY_SIMD_AVX2 Reg And(Reg a, Reg b) { return _mm256_and_ps(a, b); }
   FERRY_SIMD_AVX2 Reg Or(Reg a, Reg b) { return _mm256_or_ps(a, b); }

@@ -1,14 +1,20 @@
-// Unary float32 elementwise ops on the cpu backend: Relu LeakyRelu Clip Neg Abs Sqrt Exp Sigmoid Tanh Erf Gelu, each
-// with AVX-512F, AVX2+FMA and scalar variants registered best first (the registry takes the first the target
-// supports). The vector variants are simd_kernels.inc; Exp Sigmoid Tanh Erf Gelu there are polynomial
-// approximations whose measured error against glibc (what ref calls) is documented at its top (<= 3 ulp; Gelu
-// within 4.8e-7 absolute). The scalar variants compute exactly what ref does, with the same libm calls.
+// Unary float32 elementwise ops on the cpu backend, each with AVX-512F, AVX2+FMA and scalar variants registered best
+// first (the registry takes the first the target supports):
+//   Relu LeakyRelu Clip Neg Abs Sqrt Exp Sigmoid Tanh Erf Gelu
+//   HardSigmoid HardSwish ThresholdedRelu Softsign Reciprocal Floor Ceil Round Sign Elu Selu Celu Log Softplus Mish
+// and, with the scalar (libm) variant only, threaded like the others: Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh
+// Acosh Atanh. The vector variants are simd_kernels.inc; Exp Sigmoid Tanh Erf Gelu Log Softplus Mish (and Elu Selu
+// Celu through Exp) there are polynomial approximations whose measured error against glibc (what ref calls) is
+// documented at its top (<= 3 ulp, Mish 6; Gelu within 4.8e-7 absolute); the other vector ops evaluate ref's expression
+// in the same order and are exact. The scalar variants compute exactly what ref does, with the same libm calls.
 // NaN, ±inf and ±0 behave as in ref: Relu maps NaN to 0 (ref's `x > 0 ? x : 0`), Clip keeps NaN, Sigmoid(-inf) = 0,
-// Tanh(±inf) = ±1, Exp overflows to inf exactly where expf does.
+// Tanh(±inf) = ±1, Exp overflows to inf exactly where expf does, ThresholdedRelu and Celu map NaN to 0, Sign keeps
+// NaN and ±0, Round is half to even.
 //
 // Opsets: the versions before 6 (consumed_inputs) are left to ref; Clip 6-10 reads min/max attributes, Clip 11+ the
 // optional scalar inputs at run time (their types and shapes checked by Prepare); Gelu is opset 20 (approximate =
-// "none" or "tanh").
+// "none" or "tanh"); the others from their schemas' first version without consumed_inputs (HardSwish 14, Celu 12,
+// Mish 18, Round 11, ThresholdedRelu 10, Sign 9, trigonometric 7, hyperbolic 9). Celu rejects alpha = 0 as ref does.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -91,6 +97,78 @@ struct GeluTanhOp {
     return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
   }
 };
+
+struct HardSigmoidOp {
+  static float Apply(float x, const UnaryParams& p) {
+    const float y = p.alpha * x + p.beta;
+    return std::isnan(y) ? y : std::min(1.0f, std::max(0.0f, y));
+  }
+};
+struct HardSwishOp {
+  static float Apply(float x, const UnaryParams&) {
+    const float y = x / 6.0f + 0.5f;
+    return x * (std::isnan(y) ? y : std::min(1.0f, std::max(0.0f, y)));
+  }
+};
+struct ThresholdedReluOp {
+  static float Apply(float x, const UnaryParams& p) { return x > p.alpha ? x : 0.0f; }
+};
+struct SoftsignOp {
+  static float Apply(float x, const UnaryParams&) { return x / (1.0f + std::fabs(x)); }
+};
+struct ReciprocalOp {
+  static float Apply(float x, const UnaryParams&) { return 1.0f / x; }
+};
+struct FloorOp {
+  static float Apply(float x, const UnaryParams&) { return std::floor(x); }
+};
+struct CeilOp {
+  static float Apply(float x, const UnaryParams&) { return std::ceil(x); }
+};
+struct RoundOp {
+  static float Apply(float x, const UnaryParams&) { return std::nearbyint(x); }
+};
+struct SignOp {
+  static float Apply(float x, const UnaryParams&) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); }
+};
+struct EluOp {
+  static float Apply(float x, const UnaryParams& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }
+};
+struct SeluOp {
+  static float Apply(float x, const UnaryParams& p) {
+    return x > 0 ? p.gamma * x : p.gamma * (p.alpha * std::exp(x) - p.alpha);
+  }
+};
+struct CeluOp {
+  static float Apply(float x, const UnaryParams& p) {
+    return std::max(0.0f, x) + std::min(0.0f, p.alpha * std::expm1(x / p.alpha));
+  }
+};
+inline float Softplus(float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+struct SoftplusOp {
+  static float Apply(float x, const UnaryParams&) { return Softplus(x); }
+};
+struct MishOp {
+  static float Apply(float x, const UnaryParams&) { return x * std::tanh(Softplus(x)); }
+};
+// The libm functions ref calls (float overloads: sinf, logf, ...).
+#define FERRY_LIBM_OP(NAME, FN)                                                 \
+  struct NAME {                                                                 \
+    static float Apply(float x, const UnaryParams&) { return std::FN(x); }     \
+  };
+FERRY_LIBM_OP(LogOp, log)
+FERRY_LIBM_OP(SinOp, sin)
+FERRY_LIBM_OP(CosOp, cos)
+FERRY_LIBM_OP(TanOp, tan)
+FERRY_LIBM_OP(AsinOp, asin)
+FERRY_LIBM_OP(AcosOp, acos)
+FERRY_LIBM_OP(AtanOp, atan)
+FERRY_LIBM_OP(SinhOp, sinh)
+FERRY_LIBM_OP(CoshOp, cosh)
+FERRY_LIBM_OP(AsinhOp, asinh)
+FERRY_LIBM_OP(AcoshOp, acosh)
+FERRY_LIBM_OP(AtanhOp, atanh)
+#undef FERRY_LIBM_OP
 
 template <class Op>
 void Unary(const float* x, float* y, int64_t n, const UnaryParams& params) {
@@ -181,6 +259,28 @@ std::unique_ptr<OpKernel> MakeTranscendental(const ir::Node&, IsaFns f) {
 std::unique_ptr<OpKernel> MakeLeakyRelu(const ir::Node& node, IsaFns f) {
   return std::make_unique<UnaryKernel>(f.fn, UnaryParams{.alpha = node.GetFloat("alpha", 0.01f)}, kCheapGrain, false);
 }
+std::unique_ptr<OpKernel> MakeAlpha(const ir::Node& node, IsaFns f, float def, int64_t grain) {
+  return std::make_unique<UnaryKernel>(f.fn, UnaryParams{.alpha = node.GetFloat("alpha", def)}, grain, false);
+}
+std::unique_ptr<OpKernel> MakeElu(const ir::Node& node, IsaFns f) {
+  return MakeAlpha(node, f, 1.0f, kTranscendentalGrain);
+}
+std::unique_ptr<OpKernel> MakeThresholdedRelu(const ir::Node& node, IsaFns f) {
+  return MakeAlpha(node, f, 1.0f, kCheapGrain);
+}
+std::unique_ptr<OpKernel> MakeCelu(const ir::Node& node, IsaFns f) {
+  if (node.GetFloat("alpha", 1.0f) == 0) throw InvalidModelError(node.Describe() + ": Celu alpha must be non-zero");
+  return MakeAlpha(node, f, 1.0f, kTranscendentalGrain);
+}
+std::unique_ptr<OpKernel> MakeSelu(const ir::Node& node, IsaFns f) {
+  UnaryParams p{.alpha = node.GetFloat("alpha", 1.67326319217681884765625f),
+                .gamma = node.GetFloat("gamma", 1.05070102214813232421875f)};
+  return std::make_unique<UnaryKernel>(f.fn, p, kTranscendentalGrain, false);
+}
+std::unique_ptr<OpKernel> MakeHardSigmoid(const ir::Node& node, IsaFns f) {
+  UnaryParams p{.alpha = node.GetFloat("alpha", 0.2f), .beta = node.GetFloat("beta", 0.5f)};
+  return std::make_unique<UnaryKernel>(f.fn, p, kCheapGrain, false);
+}
 std::unique_ptr<OpKernel> MakeClipAttributes(const ir::Node& node, IsaFns f) {
   UnaryParams p{.lo = node.GetFloat("min", -FLT_MAX), .hi = node.GetFloat("max", FLT_MAX)};
   return std::make_unique<UnaryKernel>(f.fn, p, kCheapGrain, false);
@@ -218,6 +318,17 @@ void AddUnary(KernelRegistry& r, const std::string& op, const std::string& lower
   def("scalar", {}, v.scalar);
 }
 
+// An op with the scalar (libm) variant only: vectorizing it within a few ulp of glibc does not pay here.
+void AddScalarOnly(KernelRegistry& r, const std::string& op, const std::string& lower, int since, UnaryFn fn) {
+  r.Add({.op = op,
+         .since = since,
+         .until = kOpsetOpen,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = [fn](const ir::Node& node, const KernelOptions&) { return MakeTranscendental(node, {fn}); },
+         .isa = {},
+         .name = "cpu.f32_" + lower + "__scalar." + std::to_string(since)});
+}
+
 template <class Avx512Op, class Avx2Op, class ScalarOp>
 UnaryVariants Variants() {
   return {{&avx512::Unary<Avx512Op>}, {&avx2::Unary<Avx2Op>}, {&scalar::Unary<ScalarOp>}};
@@ -246,6 +357,43 @@ void RegisterUnaryElementwiseKernels(KernelRegistry& r) {
   gelu.scalar.alt = &scalar::Unary<scalar::GeluTanhOp>;
   AddUnary(r, "Gelu", "gelu", 20, kOpsetOpen, gelu, MakeGelu);
   AddUnary(r, "Gelu", "ferry_gelu", 1, kOpsetOpen, gelu, MakeGelu, "ai.ferry");  // what fuse_gelu produces
+  // Versions before 6 (consumed_inputs) are left to ref, as above; the others start where their schemas do.
+  AddUnary(r, "HardSigmoid", "hard_sigmoid", 6, kOpsetOpen,
+           Variants<avx512::HardSigmoidOp, avx2::HardSigmoidOp, scalar::HardSigmoidOp>(), MakeHardSigmoid);
+  AddUnary(r, "HardSwish", "hard_swish", 14, kOpsetOpen,
+           Variants<avx512::HardSwishOp, avx2::HardSwishOp, scalar::HardSwishOp>(), MakeCheap);
+  AddUnary(r, "ThresholdedRelu", "thresholded_relu", 10, kOpsetOpen,
+           Variants<avx512::ThresholdedReluOp, avx2::ThresholdedReluOp, scalar::ThresholdedReluOp>(),
+           MakeThresholdedRelu);
+  AddUnary(r, "Softsign", "softsign", 1, kOpsetOpen,
+           Variants<avx512::SoftsignOp, avx2::SoftsignOp, scalar::SoftsignOp>(), MakeCheap);
+  AddUnary(r, "Reciprocal", "reciprocal", 6, kOpsetOpen,
+           Variants<avx512::ReciprocalOp, avx2::ReciprocalOp, scalar::ReciprocalOp>(), MakeCheap);
+  AddUnary(r, "Floor", "floor", 6, kOpsetOpen, Variants<avx512::FloorOp, avx2::FloorOp, scalar::FloorOp>(), MakeCheap);
+  AddUnary(r, "Ceil", "ceil", 6, kOpsetOpen, Variants<avx512::CeilOp, avx2::CeilOp, scalar::CeilOp>(), MakeCheap);
+  AddUnary(r, "Round", "round", 11, kOpsetOpen, Variants<avx512::RoundOp, avx2::RoundOp, scalar::RoundOp>(),
+           MakeCheap);
+  AddUnary(r, "Sign", "sign", 9, kOpsetOpen, Variants<avx512::SignOp, avx2::SignOp, scalar::SignOp>(), MakeCheap);
+  AddUnary(r, "Elu", "elu", 6, kOpsetOpen, Variants<avx512::EluOp, avx2::EluOp, scalar::EluOp>(), MakeElu);
+  AddUnary(r, "Selu", "selu", 6, kOpsetOpen, Variants<avx512::SeluOp, avx2::SeluOp, scalar::SeluOp>(), MakeSelu);
+  AddUnary(r, "Celu", "celu", 12, kOpsetOpen, Variants<avx512::CeluOp, avx2::CeluOp, scalar::CeluOp>(), MakeCelu);
+  AddUnary(r, "Softplus", "softplus", 1, kOpsetOpen,
+           Variants<avx512::SoftplusOp, avx2::SoftplusOp, scalar::SoftplusOp>(), MakeTranscendental);
+  AddUnary(r, "Mish", "mish", 18, kOpsetOpen, Variants<avx512::MishOp, avx2::MishOp, scalar::MishOp>(),
+           MakeTranscendental);
+  AddUnary(r, "Log", "log", 6, kOpsetOpen, Variants<avx512::LogOp, avx2::LogOp, scalar::LogOp>(),
+           MakeTranscendental);
+  AddScalarOnly(r, "Sin", "sin", 7, &scalar::Unary<scalar::SinOp>);
+  AddScalarOnly(r, "Cos", "cos", 7, &scalar::Unary<scalar::CosOp>);
+  AddScalarOnly(r, "Tan", "tan", 7, &scalar::Unary<scalar::TanOp>);
+  AddScalarOnly(r, "Asin", "asin", 7, &scalar::Unary<scalar::AsinOp>);
+  AddScalarOnly(r, "Acos", "acos", 7, &scalar::Unary<scalar::AcosOp>);
+  AddScalarOnly(r, "Atan", "atan", 7, &scalar::Unary<scalar::AtanOp>);
+  AddScalarOnly(r, "Sinh", "sinh", 9, &scalar::Unary<scalar::SinhOp>);
+  AddScalarOnly(r, "Cosh", "cosh", 9, &scalar::Unary<scalar::CoshOp>);
+  AddScalarOnly(r, "Asinh", "asinh", 9, &scalar::Unary<scalar::AsinhOp>);
+  AddScalarOnly(r, "Acosh", "acosh", 9, &scalar::Unary<scalar::AcoshOp>);
+  AddScalarOnly(r, "Atanh", "atanh", 9, &scalar::Unary<scalar::AtanhOp>);
 }
 
 }  // namespace ferry::cpu

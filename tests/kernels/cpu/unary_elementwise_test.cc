@@ -1,10 +1,15 @@
 // The cpu unary float32 kernels against ref: every ISA variant (chosen with --isa and proven by the placed kernel's
 // name), every op and attribute path (LeakyRelu alpha, Clip attributes and optional inputs, Gelu none/tanh), sizes
 // that leave SIMD tails, empty tensors, edge values, threads 1 and 2.
-// Tolerances: Relu LeakyRelu Clip Neg Abs Sqrt are exact (zero tolerance); the scalar variants compute exactly
-// what ref does, so they are exact too; the vectorized Exp Sigmoid Tanh Erf Gelu are polynomial approximations
-// held to rtol 2e-6 / atol 1e-6 (measured: <= 3 ulp, see simd_kernels.inc), including a sweep over the whole
-// float32 range (every 4096th bit pattern: NaNs, infinities, denormals, the overflow and saturation thresholds).
+// The same for HardSigmoid HardSwish ThresholdedRelu Softsign Reciprocal Floor Ceil Round Sign Elu Selu Celu Log
+// Softplus Mish (all three variants) and Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh (scalar only: their
+// kernel under every --isa is the scalar one), with their attributes (alpha, beta, gamma) picked at random.
+// Tolerances: Relu LeakyRelu Clip Neg Abs Sqrt and the piecewise-linear / rational / rounding ops are exact (zero
+// tolerance); the scalar variants compute exactly what ref does, so they are exact too; the vectorized Exp Sigmoid
+// Tanh Erf Gelu Elu Selu Celu Log Softplus Mish are polynomial approximations held to rtol 2e-6 / atol 1e-6
+// (measured: <= 3 ulp, Mish 6, see simd_kernels.inc), including a sweep over the whole float32 range (every 4096th
+// bit pattern: NaNs, infinities, denormals, the overflow and saturation thresholds), which every op (the exact ones
+// at zero tolerance) runs.
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -20,6 +25,7 @@ struct UnaryOp {
   int since;         // first opset of the kernel
   bool exact;
   double lo = -10, hi = 10;  // the range of random inputs
+  bool vector = true;        // false: the scalar variant only (under every --isa)
 };
 
 const UnaryOp kOps[] = {
@@ -29,10 +35,39 @@ const UnaryOp kOps[] = {
     {"Sqrt", "sqrt", 6, true, -1, 100}, {"Exp", "exp", 6, false, -100, 100},
     {"Sigmoid", "sigmoid", 6, false},   {"Tanh", "tanh", 6, false},
     {"Erf", "erf", 9, false, -5, 5},    {"Gelu", "gelu", 20, false},
+    {"HardSigmoid", "hard_sigmoid", 6, true},
+    {"HardSwish", "hard_swish", 14, true},
+    {"ThresholdedRelu", "thresholded_relu", 10, true},
+    {"Softsign", "softsign", 1, true},
+    {"Reciprocal", "reciprocal", 6, true},
+    {"Floor", "floor", 6, true},
+    {"Ceil", "ceil", 6, true},
+    {"Round", "round", 11, true},
+    {"Sign", "sign", 9, true},
+    {"Elu", "elu", 6, false},
+    {"Selu", "selu", 6, false},
+    {"Celu", "celu", 12, false},
+    {"Softplus", "softplus", 1, false, -100, 100},
+    {"Mish", "mish", 18, false, -30, 30},
+    {"Log", "log", 6, false, -1, 100},
+    {"Sin", "sin", 7, true, -100, 100, false},
+    {"Cos", "cos", 7, true, -100, 100, false},
+    {"Tan", "tan", 7, true, -10, 10, false},
+    {"Asin", "asin", 7, true, -1.2, 1.2, false},
+    {"Acos", "acos", 7, true, -1.2, 1.2, false},
+    {"Atan", "atan", 7, true, -100, 100, false},
+    {"Sinh", "sinh", 9, true, -100, 100, false},
+    {"Cosh", "cosh", 9, true, -100, 100, false},
+    {"Asinh", "asinh", 9, true, -100, 100, false},
+    {"Acosh", "acosh", 9, true, 0.5, 100, false},
+    {"Atanh", "atanh", 9, true, -1.2, 1.2, false},
 };
 
+// The ops added with the activations and math ops (all but the first 12 of kOps).
+bool IsNewOp(const UnaryOp& u) { return &u >= &kOps[12]; }
+
 std::string KernelName(const UnaryOp& u, const EwVariant& v) {
-  return std::string("cpu.f32_") + u.name + "__" + v.impl + "." + std::to_string(u.since);
+  return std::string("cpu.f32_") + u.name + "__" + (u.vector ? v.impl : "scalar") + "." + std::to_string(u.since);
 }
 
 Shape RandomShape(std::mt19937& rng, int i) {
@@ -86,6 +121,24 @@ OpTest MakeTest(const UnaryOp& u, const EwVariant& v, Tensor x, std::mt19937& rn
     const int k = static_cast<int>(EwPick(rng, 0, 2));
     if (k < 2) t.attributes.push_back(Str("approximate", k ? "tanh" : "none"));
   }
+  if (IsNewOp(u)) {
+    t.opset = EwPick(rng, 0, 1) ? u.since : 21;
+    auto maybe = [&](const char* name, std::vector<float> values) {  // one of `values`, or the default
+      const int k = static_cast<int>(EwPick(rng, 0, static_cast<int64_t>(values.size())));
+      if (k < static_cast<int>(values.size())) t.attributes.push_back(Float(name, values[static_cast<size_t>(k)]));
+    };
+    if (op == "HardSigmoid") {
+      maybe("alpha", {0.2f, 1.0f / 6, -0.5f, 0.0f, 3.0f});
+      maybe("beta", {0.5f, 0.0f, -1.0f, 2.0f});
+    }
+    if (op == "ThresholdedRelu") maybe("alpha", {1.0f, 0.0f, -2.0f, 3.5f});
+    if (op == "Elu") maybe("alpha", {1.0f, 0.5f, -2.0f, 0.0f});
+    if (op == "Celu") maybe("alpha", {1.0f, 0.1f, 2.5f, -1.5f});
+    if (op == "Selu") {
+      maybe("alpha", {1.0f, 2.0f, 0.25f});
+      maybe("gamma", {1.0f, 3.0f, 0.5f});
+    }
+  }
   const bool exact = u.exact || std::string(v.impl) == "scalar";
   t.rtol = exact ? 0 : 2e-6;
   t.atol = exact ? 0 : 1e-6;
@@ -129,7 +182,7 @@ void CheckSweep(const EwVariant& v) {
   const Tensor x = Sweep();
   std::mt19937 rng(9);
   for (const UnaryOp& u : kOps) {
-    if (u.exact) continue;
+    if (u.exact && !IsNewOp(u)) continue;
     for (const char* approximate : {"none", "tanh"}) {
       if (std::string(u.op) != "Gelu" && std::string(approximate) == "tanh") continue;
       OpTest t = MakeTest(u, v, x, rng, 2);
@@ -167,26 +220,47 @@ TEST(CpuUnaryAccuracy, ScalarWholeRangeExactly) { CheckSweep(kEwScalar); }
 
 TEST(CpuUnaryElementwise, EdgeValuesExactlyAsRef) {
   // Exact where ref is exact, whatever the variant: NaN through Relu (-> 0, as ref) and Clip (stays NaN), the
-  // limits of Sigmoid, Tanh, Erf and Exp.
+  // limits of Sigmoid, Tanh, Erf and Exp. The new ops also see halves (Round: half to even), small integers and
+  // HardSwish's breakpoints ±3; their NaN, ±inf and ±0 results are exact, and so is every result of the exact ones;
+  // the approximations' other finite results are held to rtol 2e-6 / atol 1e-6.
   const float inf = INFINITY, nan = NAN;
-  const std::vector<float> values = {nan, inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-40f, 1e30f, -1e30f, 100.0f, -100.0f};
-  const Tensor x = Tensor::FromVector<float>(DataType::kFloat, {static_cast<int64_t>(values.size())}, values);
+  const std::vector<float> limits = {nan, inf, -inf, 0.0f, -0.0f, 1e-40f, -1e-40f, 1e30f, -1e30f, 100.0f, -100.0f};
+  std::vector<float> more = limits;
+  for (float v : {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 1.0f, -1.0f, 3.0f, -3.0f, 6.0f, 1e-7f, -1e-7f}) {
+    more.push_back(v);
+  }
+  struct Case {
+    std::string op;
+    bool exact;
+    const std::vector<float>* values;
+  };
+  std::vector<Case> cases;
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Clip"}) cases.push_back({op, true, &limits});
+  for (const UnaryOp& u : kOps) {
+    if (IsNewOp(u)) cases.push_back({u.op, u.exact, &more});
+  }
   for (const EwVariant& v : {kEwAvx512, kEwAvx2, kEwScalar}) {
     if (!EwHostHas(v)) continue;
-    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Clip"}) {
-      OpTest t{.op = op, .opset = 13, .inputs = {In("x", x)}, .rtol = 0, .atol = 0};
-      if (std::string(op) == "Clip") {
+    for (const Case& c : cases) {
+      const std::vector<float>& values = *c.values;
+      const Tensor x = Tensor::FromVector<float>(DataType::kFloat, {static_cast<int64_t>(values.size())}, values);
+      OpTest t{.op = c.op, .opset = 18, .inputs = {In("x", x)}, .rtol = 0, .atol = 0};
+      if (c.op == "Clip") {
         t.inputs.push_back(Const("min", Scalar(-1)));
         t.inputs.push_back(Const("max", Scalar(1)));
       }
       auto session = EwSession(t, {"cpu"}, true, 1, v.isa);
       const Tensor y = session->Run(Feeds(t))[0].second;
       const Tensor want = RunOn(t, {"ref"}, true, 1)[0].second;
-      SCOPED_TRACE(std::string(op) + " on " + session->placement().nodes[0].kernel);
+      const std::string kernel = session->placement().nodes[0].kernel;
+      const bool exact = c.exact || kernel.find("__scalar") != std::string::npos;
+      SCOPED_TRACE(c.op + " on " + kernel);
       for (size_t i = 0; i < values.size(); ++i) {
         const float g = y.data<float>()[i], w = want.data<float>()[i];
         if (std::fabs(w) < 1e-30f && std::fabs(g) < 1e-30f) continue;  // both (nearly) zero: denormal outputs
-        EXPECT_TRUE((std::isnan(g) && std::isnan(w)) || g == w) << "x=" << values[i] << ": got " << g << ", want " << w;
+        const bool close = !exact && std::isfinite(w) && std::fabs(g - w) <= 1e-6 + 2e-6 * std::fabs(w);
+        EXPECT_TRUE((std::isnan(g) && std::isnan(w)) || g == w || close)
+            << "x=" << values[i] << ": got " << g << ", want " << w;
       }
     }
   }
@@ -226,11 +300,32 @@ TEST(CpuUnaryElementwise, GeluRejectsAnUnknownApproximation) {
   }
 }
 
+TEST(CpuUnaryElementwise, CeluRejectsAZeroAlpha) {
+  std::mt19937 rng(13);
+  OpTest t{.op = "Celu",
+           .opset = 12,
+           .inputs = {In("x", RandomTensor(DataType::kFloat, {5}, rng))},
+           .attributes = {Float("alpha", 0.0f)}};
+  for (const std::string backend : {"ref", "cpu"}) {
+    try {
+      EwSession(t, {backend}, true, 1)->Run(Feeds(t));
+      ADD_FAILURE() << backend << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel) << backend << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("alpha"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CpuUnaryElementwise, RefusesWhatItDoesNotImplement) {
   std::mt19937 rng(12);
   // Opsets before 6 (consumed_inputs) are left to ref.
   ExpectRefusedAndFallsBack({.op = "Relu", .opset = 1, .inputs = {In("x", RandomTensor(DataType::kFloat, {4}, rng))}},
                               "not opset 1");
+  ExpectRefusedAndFallsBack(
+      {.op = "HardSigmoid", .opset = 1, .inputs = {In("x", RandomTensor(DataType::kFloat, {4}, rng))}}, "not opset 1");
+  ExpectRefusedAndFallsBack(
+      {.op = "Sin", .opset = 13, .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng))}}, "float64");
   // Types other than float32.
   ExpectRefusedAndFallsBack(
       {.op = "Tanh", .opset = 13, .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng))}}, "float64");

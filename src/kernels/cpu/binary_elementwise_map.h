@@ -1,0 +1,186 @@
+// A numpy-broadcast binary map shared by the cpu backend's elementwise kernels outside Add/Sub/Mul/Div (Pow, Mod,
+// PRelu, the comparisons, And/Or/Xor, variadic Min/Max/Sum/Mean). Prepare resolves the broadcast once into a
+// BinaryMapPlan (Y's shape and which path walks it); Compute hands the plan, the data and one op's row loops
+// (BinaryMapRows) to RunBinaryMap, which splits the work over the threads.
+//
+// Paths, chosen by the shapes:
+//   - both inputs have the output's element count: one contiguous loop;
+//   - one input has a single element (and the other the output's count): a vector-scalar loop;
+//   - anything else: ref's coalesced BroadcastPlan, rows of its innermost dim, each a vector-vector,
+//     vector-scalar, scalar-vector or (both inputs broadcast along the row) a one-value fill.
+// The row loops are plain C++ loops over one op's Apply, written so the compiler vectorizes them (no calls, no
+// branches the op does not have).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "core/isa.h"
+#include "core/parallel.h"
+#include "kernels/ref/common.h"
+#include "kernels/ref/elementwise.h"
+
+namespace ferry::cpu {
+
+// Elements per thread chunk: below this, splitting costs more than it saves.
+inline constexpr int64_t kBinaryMapGrain = 1 << 16;
+
+// o = Op::Apply(a, b) over one row: both walk, A walks against one B value, one A value against B walking.
+template <class A, class B, class O>
+struct BinaryMapRows {
+  void (*vv)(const A* a, const B* b, O* o, int64_t n);
+  void (*vs)(const A* a, B s, O* o, int64_t n);
+  void (*sv)(A s, const B* b, O* o, int64_t n);
+};
+
+// The row loops, once per ISA: the same loop compiled for the baseline (SSE2), AVX2+FMA and AVX-512F, so that the
+// compiler vectorizes it as wide as the target allows (a target attribute on a template holds for every
+// instantiation; Op::Apply, plain inline C++, inlines into each). Kernels register one variant per ISA, best
+// first, and the registry takes the first the target supports.
+template <class A, class B, class O, class Op>
+void MapRowVV(const A* a, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], b[i]);
+}
+template <class A, class B, class O, class Op>
+void MapRowVS(const A* a, B s, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], s);
+}
+template <class A, class B, class O, class Op>
+void MapRowSV(A s, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(s, b[i]);
+}
+
+template <class A, class B, class O, class Op>
+__attribute__((target("avx2,fma"))) void MapRowVVAvx2(const A* a, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], b[i]);
+}
+template <class A, class B, class O, class Op>
+__attribute__((target("avx2,fma"))) void MapRowVSAvx2(const A* a, B s, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], s);
+}
+template <class A, class B, class O, class Op>
+__attribute__((target("avx2,fma"))) void MapRowSVAvx2(A s, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(s, b[i]);
+}
+
+template <class A, class B, class O, class Op>
+__attribute__((target("avx512f"))) void MapRowVVAvx512(const A* a, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], b[i]);
+}
+template <class A, class B, class O, class Op>
+__attribute__((target("avx512f"))) void MapRowVSAvx512(const A* a, B s, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(a[i], s);
+}
+template <class A, class B, class O, class Op>
+__attribute__((target("avx512f"))) void MapRowSVAvx512(A s, const B* b, O* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::Apply(s, b[i]);
+}
+
+// The ISA variants, named as in the kernels' names (cpu.f32_prelu__avx2.7).
+enum class MapIsa : uint8_t { kAvx512, kAvx2, kScalar };
+inline constexpr MapIsa kMapIsas[] = {MapIsa::kAvx512, MapIsa::kAvx2, MapIsa::kScalar};
+inline const char* MapIsaName(MapIsa isa) {
+  return isa == MapIsa::kAvx512 ? "avx512" : isa == MapIsa::kAvx2 ? "avx2" : "scalar";
+}
+inline IsaSet MapIsaSet(MapIsa isa) {
+  if (isa == MapIsa::kAvx512) return {Isa::kAvx512f};
+  if (isa == MapIsa::kAvx2) return {Isa::kAvx2, Isa::kFma};
+  return {};
+}
+
+// The row loops of Op, a type with `static O Apply(A, B)`, for one ISA.
+template <class A, class B, class O, class Op>
+constexpr BinaryMapRows<A, B, O> MapRows(MapIsa isa = MapIsa::kScalar) {
+  switch (isa) {
+    case MapIsa::kAvx512:
+      return {&MapRowVVAvx512<A, B, O, Op>, &MapRowVSAvx512<A, B, O, Op>, &MapRowSVAvx512<A, B, O, Op>};
+    case MapIsa::kAvx2:
+      return {&MapRowVVAvx2<A, B, O, Op>, &MapRowVSAvx2<A, B, O, Op>, &MapRowSVAvx2<A, B, O, Op>};
+    case MapIsa::kScalar:
+      break;
+  }
+  return {&MapRowVV<A, B, O, Op>, &MapRowVS<A, B, O, Op>, &MapRowSV<A, B, O, Op>};
+}
+
+// How Compute walks one signature.
+enum class BinaryMapPath : uint8_t {
+  kEmpty,  // the output has no element
+  kVV,     // both inputs have the output's element count
+  kVS,     // B has a single element, A the output's count
+  kSV,     // A has a single element, B the output's count
+  kRows,   // rows of the coalesced broadcast
+};
+
+// The prepared walk of A (shape `a`) and B (shape `b`) broadcast to `out`.
+struct BinaryMapPlan {
+  Shape out_shape;
+  int64_t n = 0;  // the output's element count
+  BinaryMapPath path = BinaryMapPath::kEmpty;
+  std::optional<ref::BroadcastPlan<2>> bcast;  // kRows
+
+  BinaryMapPlan() = default;
+  // `out` must be the broadcast of `a` and `b` (or a shape both broadcast to: the variadic ops' output).
+  BinaryMapPlan(const Shape& a, const Shape& b, Shape out) : out_shape(std::move(out)) {
+    n = ShapeElementCount(out_shape);
+    const int64_t na = ShapeElementCount(a), nb = ShapeElementCount(b);
+    if (n == 0) {
+      path = BinaryMapPath::kEmpty;
+    } else if (na == n && nb == n) {
+      path = BinaryMapPath::kVV;
+    } else if (na == n && nb == 1) {
+      path = BinaryMapPath::kVS;
+    } else if (na == 1 && nb == n) {
+      path = BinaryMapPath::kSV;
+    } else {
+      path = BinaryMapPath::kRows;
+      bcast.emplace(std::array<const Shape*, 2>{&a, &b}, out_shape);
+    }
+  }
+};
+
+// po[i] = op(A, B) over the plan's output, split over `threads`.
+template <class A, class B, class O>
+void RunBinaryMap(int threads, const BinaryMapPlan& p, const A* pa, const B* pb, O* po,
+                  const BinaryMapRows<A, B, O>& rows) {
+  const int64_t n = p.n;
+  switch (p.path) {
+    case BinaryMapPath::kEmpty:
+      return;
+    case BinaryMapPath::kVV:
+      ParallelFor(threads, n, kBinaryMapGrain, [&](int64_t s, int64_t e) { rows.vv(pa + s, pb + s, po + s, e - s); });
+      return;
+    case BinaryMapPath::kVS: {
+      const B v = pb[0];
+      ParallelFor(threads, n, kBinaryMapGrain, [&](int64_t s, int64_t e) { rows.vs(pa + s, v, po + s, e - s); });
+      return;
+    }
+    case BinaryMapPath::kSV: {
+      const A v = pa[0];
+      ParallelFor(threads, n, kBinaryMapGrain, [&](int64_t s, int64_t e) { rows.sv(v, pb + s, po + s, e - s); });
+      return;
+    }
+    case BinaryMapPath::kRows: {
+      const ref::BroadcastPlan<2>& plan = *p.bcast;
+      // The innermost coalesced dim has an output extent over 1, so its stride in each input is 0 or 1.
+      const bool a_row = plan.inner_stride(0) != 0, b_row = plan.inner_stride(1) != 0;
+      plan.ForEachRow(threads, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t count) {
+        if (a_row && b_row) {
+          rows.vv(pa + off[0], pb + off[1], po + o, count);
+        } else if (a_row) {
+          rows.vs(pa + off[0], pb[off[1]], po + o, count);
+        } else if (b_row) {
+          rows.sv(pa[off[0]], pb + off[1], po + o, count);
+        } else {  // both broadcast along the row (a variadic op's inner step): one value
+          rows.vs(pa + off[0], pb[off[1]], po + o, 1);
+          std::fill(po + o + 1, po + o + count, po[o]);
+        }
+      });
+      return;
+    }
+  }
+}
+
+}  // namespace ferry::cpu

@@ -1,0 +1,192 @@
+// See recurrent_common.h.
+#include "kernels/cpu/recurrent_common.h"
+
+#include <dnnl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/isa.h"
+#include "kernels/cpu/dnnl_util.h"  // ScopedOmpThreads
+#include "kernels/cpu/simd_common.h"
+
+namespace ferry::cpu::recurrent {
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace avx512 {
+using V = simd::F32x16;
+#include "kernels/cpu/simd_kernels.inc"
+void SigmoidRow(float* x, int64_t n) { Unary<SigmoidOp>(x, x, n, simd::UnaryParams{}); }
+void TanhRow(float* x, int64_t n) { Unary<TanhOp>(x, x, n, simd::UnaryParams{}); }
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+using V = simd::F32x8;
+#include "kernels/cpu/simd_kernels.inc"
+void SigmoidRow(float* x, int64_t n) { Unary<SigmoidOp>(x, x, n, simd::UnaryParams{}); }
+void TanhRow(float* x, int64_t n) { Unary<TanhOp>(x, x, n, simd::UnaryParams{}); }
+}  // namespace avx2
+#pragma GCC pop_options
+
+using RowFn = void (*)(float* x, int64_t n);
+
+struct ActivationFns {
+  RowFn sigmoid = nullptr, tanh = nullptr;  // nullptr: no vector ISA, the scalar expressions
+};
+
+const ActivationFns& Fns() {
+  static const ActivationFns fns = [] {
+    const IsaSet isa = DefaultIsa();
+    if (isa.has(Isa::kAvx512f)) return ActivationFns{&avx512::SigmoidRow, &avx512::TanhRow};
+    if (isa.has(Isa::kAvx2) && isa.has(Isa::kFma)) return ActivationFns{&avx2::SigmoidRow, &avx2::TanhRow};
+    return ActivationFns{};
+  }();
+  return fns;
+}
+
+}  // namespace
+
+Sizes SizesOf(const Tensor& x, const Tensor& r, const rnn::Attributes& attrs, int64_t gates) {
+  Sizes s;
+  s.layout = attrs.layout;
+  s.seq = attrs.layout == 0 ? x.dim(0) : x.dim(1);
+  s.batch = attrs.layout == 0 ? x.dim(1) : x.dim(0);
+  s.input = x.dim(2);
+  s.hidden = attrs.hidden_size > 0 ? attrs.hidden_size : r.dim(2);
+  s.dir = attrs.num_directions;
+  s.gates = gates;
+  return s;
+}
+
+PackedWeights Pack(const float* r, const float* b, int64_t dir, int64_t g, int64_t hidden) {
+  PackedWeights p;
+  p.rt.resize(static_cast<size_t>(dir * hidden * g));
+  for (int64_t d = 0; d < dir; ++d) {
+    const float* rd = r + d * g * hidden;  // [g, hidden]
+    float* out = p.rt.data() + d * hidden * g;  // [hidden, g]
+    for (int64_t row = 0; row < g; ++row) {
+      for (int64_t k = 0; k < hidden; ++k) out[k * g + row] = rd[row * hidden + k];
+    }
+  }
+  if (b) {
+    p.bias.assign(b, b + dir * 2 * g);
+  } else {
+    p.bias.assign(static_cast<size_t>(dir * 2 * g), 0.0f);
+  }
+  return p;
+}
+
+PackedWeights PackFromInputs(const KernelContext& ctx, const Sizes& s) {
+  const Tensor* b = ctx.input(3);
+  return Pack(ctx.required_input(2).data<float>(), b ? b->data<float>() : nullptr, s.dir, s.G(), s.hidden);
+}
+
+void PackConstants(PrepareContext& ctx, int64_t gates, const rnn::Attributes& attrs) {
+  const Tensor* r = ctx.constant(2);
+  const Tensor* b = ctx.has_input(3) ? ctx.constant(3) : nullptr;
+  if (!r || !r->raw_data() || (ctx.has_input(3) && (!b || !b->raw_data()))) return;
+  const int64_t hidden = attrs.hidden_size > 0 ? attrs.hidden_size : r->dim(2);
+  ctx.EmplaceState(Pack(r->data<float>(), b ? b->data<float>() : nullptr, attrs.num_directions, gates * hidden,
+                        hidden));
+}
+
+void Gemm(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    }
+    return;
+  }
+  const dnnl_status_t st = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) {
+    throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(st));
+  }
+}
+
+void ProjectInput(const KernelContext& ctx, const Sizes& s, int64_t d, const float* bias, const float* bias2,
+                  std::vector<float>& xw) {
+  const int64_t rows = s.seq * s.batch, G = s.G(), K = s.input;
+  xw.resize(static_cast<size_t>(rows * G));
+  if (rows == 0 || G == 0) return;
+  const float* x = ctx.required_input(0).data<float>();
+  const float* w = ctx.required_input(1).data<float>() + d * G * K;  // [G, K]
+  if (K == 0) {
+    std::fill(xw.begin(), xw.end(), 0.0f);
+  } else {
+    const dnnl_status_t st = dnnl_sgemm('N', 'T', rows, G, K, 1.0f, x, K, w, K, 0.0f, xw.data(), G);
+    if (st != dnnl_success) {
+      throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(st));
+    }
+  }
+  std::vector<float> sum(bias, bias + G);
+  if (bias2) {
+    for (int64_t g = 0; g < G; ++g) sum[static_cast<size_t>(g)] += bias2[g];
+  }
+  for (int64_t row = 0; row < rows; ++row) {
+    float* o = xw.data() + row * G;
+    for (int64_t g = 0; g < G; ++g) o[g] += sum[static_cast<size_t>(g)];
+  }
+}
+
+std::vector<int64_t> ReadLens(const KernelContext& ctx, const Sizes& s) {
+  std::vector<int64_t> lens(static_cast<size_t>(s.batch), s.seq);
+  const Tensor* sl = ctx.input(4);
+  if (!sl) return lens;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t l = sl->dtype() == DataType::kInt32 ? sl->data<int32_t>()[b] : sl->data<int64_t>()[b];
+    if (l < 0 || l > s.seq) {
+      throw InvalidArgumentError(ctx.Describe() + ": sequence_lens value " + std::to_string(l) + " is outside [0, " +
+                                 std::to_string(s.seq) + "]");
+    }
+    lens[static_cast<size_t>(b)] = l;
+  }
+  return lens;
+}
+
+std::vector<float> ReadState(const KernelContext& ctx, int idx, const Sizes& s) {
+  std::vector<float> out(static_cast<size_t>(s.dir * s.batch * s.hidden), 0.0f);
+  const Tensor* t = ctx.input(idx);
+  if (!t) return out;
+  const float* p = t->data<float>();
+  for (int64_t d = 0; d < s.dir; ++d) {
+    for (int64_t b = 0; b < s.batch; ++b) {
+      std::copy_n(p + s.StateOffset(d, b), s.hidden, out.data() + (d * s.batch + b) * s.hidden);
+    }
+  }
+  return out;
+}
+
+void WriteState(KernelContext& ctx, int idx, const Sizes& s, const std::vector<float>& state) {
+  if (!ctx.output_requested(idx)) return;
+  float* p = ctx.OutputUninitialized(idx).data<float>();
+  for (int64_t d = 0; d < s.dir; ++d) {
+    for (int64_t b = 0; b < s.batch; ++b) {
+      std::copy_n(state.data() + (d * s.batch + b) * s.hidden, s.hidden, p + s.StateOffset(d, b));
+    }
+  }
+}
+
+void Activate(const rnn::Activation& act, float* x, int64_t n) {
+  const ActivationFns& f = Fns();
+  if (act.kind == rnn::Activation::Kind::kSigmoid && f.sigmoid) {
+    f.sigmoid(x, n);
+  } else if (act.kind == rnn::Activation::Kind::kTanh && f.tanh) {
+    f.tanh(x, n);
+  } else {
+    act.Apply(x, n);
+  }
+}
+
+void Clip(float* x, int64_t n, float clip) {
+  if (!(clip > 0)) return;
+  for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], -clip), clip);
+}
+
+}  // namespace ferry::cpu::recurrent
