@@ -138,10 +138,16 @@ SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<Data
   }
   result.layer = FailureLayer::kKernel;
   if (!opset_matched) {
+    // Each range once, in registration order: the ISA and dtype variants of one version share it.
+    std::vector<std::string> seen;
     std::string ranges;
     for (const KernelDef* def : same_op) {
+      std::string range =
+          std::to_string(def->since) + "-" + (def->until == kOpsetOpen ? std::string("") : std::to_string(def->until));
+      if (std::find(seen.begin(), seen.end(), range) != seen.end()) continue;
       if (!ranges.empty()) ranges += ", ";
-      ranges += std::to_string(def->since) + "-" + (def->until == kOpsetOpen ? std::string("") : std::to_string(def->until));
+      ranges += range;
+      seen.push_back(std::move(range));
     }
     result.reason = "backend '" + backend_ + "' implements " + node.op_type() + " for opsets " + ranges +
                     ", not opset " + std::to_string(node.opset());

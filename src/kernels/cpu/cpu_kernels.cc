@@ -74,6 +74,9 @@ void RegisterRnnKernels(KernelRegistry& r);
 void RegisterResizeKernels(KernelRegistry& r);
 void RegisterUpsampleKernels(KernelRegistry& r);
 
+// --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
+void RegisterPlumbingKernels(KernelRegistry& r);
+
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
   RegisterConvKernels(r);
@@ -141,6 +144,8 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterTopKKernels(r);
   RegisterCumSumKernels(r);
   RegisterHardmaxKernels(r);
+  // --- no arithmetic ---
+  RegisterPlumbingKernels(r);
 }
 
 }  // namespace ferry::cpu
