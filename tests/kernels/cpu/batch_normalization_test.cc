@@ -1,7 +1,9 @@
-// The cpu BatchNormalization kernel (oneDNN, inference) against ref: random ranks 1-5, opsets 9/14/15, parameters
-// constant or graph inputs, epsilon, edge values; dynamic shapes run concurrently; and the refused configurations
+// The cpu BatchNormalization kernel (inference) against ref: random ranks 1-5, opsets 9/14/15, parameters
+// constant or graph inputs, epsilon, edge values; each ISA variant the host has on planes of every size and on
+// channel rows (S = 1), 1 and 2 threads; dynamic shapes run concurrently; and the refused configurations
 // (training, statistics outputs, per-position parameters).
 #include "kernels/cpu/conv_test_util.h"
+#include "kernels/cpu/elementwise_test_util.h"
 
 namespace ferry::testing {
 namespace {
@@ -30,6 +32,33 @@ TEST(CpuBatchNorm, RandomConfigurationsMatchRef) {
     if (Pick(rng, 0, 1)) t.attributes.push_back(Float("epsilon", i % 2 ? 1e-3f : 0.1f));
     if (t.opset >= 14 && Pick(rng, 0, 1)) t.attributes.push_back(Int("training_mode", 0));
     EXPECT_TRUE(MatchesRef(t, "cpu")) << "case " << i << ": X " << ShapeToString(xs) << " opset " << t.opset;
+  }
+}
+
+TEST(CpuBatchNorm, EveryIsaVariantMatchesRefOnPlanesAndChannelRows) {
+  std::mt19937 rng(1907);
+  // Planes of 1 (rank 2 and [N, C, 1, 1]: the channel-row path), short and odd planes, a large one.
+  const Shape shapes[] = {{5, 37}, {3, 19, 1, 1}, {2, 7, 3}, {1, 4, 5, 7}, {2, 16, 33, 17}, {4}};
+  for (const EwVariant& v : {kEwAvx512, kEwAvx2, kEwScalar}) {
+    if (!EwHostHas(v)) continue;
+    for (const Shape& xs : shapes) {
+      for (int threads : {1, 2}) {
+        const int64_t c = xs.size() > 1 ? xs[1] : 1;
+        OpTest t{.op = "BatchNormalization",
+                 .opset = 15,
+                 .inputs = {In("x", RandomTensor(DataType::kFloat, xs, rng, -3, 3, /*edges=*/true)),
+                            In("scale", RandomTensor(DataType::kFloat, {c}, rng)),
+                            In("b", RandomTensor(DataType::kFloat, {c}, rng)),
+                            In("mean", RandomTensor(DataType::kFloat, {c}, rng)),
+                            In("var", RandomTensor(DataType::kFloat, {c}, rng, 0, 2))},
+                 .attributes = {Float("epsilon", 1e-3f)},
+                 .rtol = 1e-5,
+                 .atol = 1e-5,
+                 .threads = threads};
+        EXPECT_TRUE(MatchesRefWithKernel(t, v.isa, std::string("cpu.f32_batchnormalization__") + v.impl + ".9"))
+            << v.impl << " X " << ShapeToString(xs) << " threads " << threads;
+      }
+    }
   }
 }
 
