@@ -77,6 +77,7 @@ void RegisterUpsampleKernels(KernelRegistry& r);
 // --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
 void RegisterPlumbingKernels(KernelRegistry& r);
 
+void RegisterEinsumKernels(KernelRegistry& r);
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
   RegisterConvKernels(r);
@@ -84,6 +85,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: matmul, gemm ---
   RegisterMatMulKernels(r);
   RegisterGemmKernels(r);
+  RegisterEinsumKernels(r);
   // --- oneDNN: pooling, normalization, softmax ---
   RegisterPoolingKernels(r);
   RegisterBatchNormalizationKernels(r);
