@@ -1,7 +1,9 @@
-// Cast (every opset: the versions only widen the type set) between the standard numeric types and bool:
-// float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool. Strings, float8, int4/uint4, int2/uint2
-// and float4 targets or sources fall back to ref. Same type: the output shares the input buffer (as in ref; Prepare
-// declares it a view of the input). Prepare picks the conversion for the pair once per input signature.
+// Cast (every opset: the versions only widen the type set) between every non-complex type, and the Prepare and
+// Compute it shares with CastLike (cast_like.cc; cast_plan.h). Same type: the output shares the input buffer (as
+// in ref; Prepare declares it a view of the input). Prepare picks the conversion for the pair once per input
+// signature: pairs with a float8, float4e2m1, int4/uint4/int2/uint2 or string side go to cast_narrow.cc (ref's
+// conversion, by table or per chunk); this file converts between the standard numeric types and bool:
+// float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool.
 //
 // Every conversion is bit-exact with ref (kernels/ref/cast.cc):
 //  - float -> integer truncates toward zero, wraps to the target width; NaN and values outside int64 give
@@ -23,6 +25,7 @@
 #include <optional>
 
 #include "core/parallel.h"
+#include "kernels/cpu/cast_plan.h"
 #include "kernels/cpu/strided_copy.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -48,9 +51,6 @@ bool Supported(DataType t) {
 }
 
 // ---- scalar: ref's conversion rules (ref::ConvertNumber) ----------------------------------------------------
-
-// Converts n elements.
-using CastFn = void (*)(const void* in, void* out, int64_t n);
 
 template <typename S, typename D>
 void CastScalar(const void* in, void* out, int64_t n) {
@@ -443,8 +443,6 @@ FERRY_AVX512 void BoolToF32Avx512(const void* in, void* out, int64_t n) {
 
 // ---- choosing a conversion -----------------------------------------------------------------------------------
 
-enum class CastIsa { kScalar, kAvx2, kAvx512 };
-
 constexpr uint64_t Pair(DataType s, DataType d) {
   return (static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(d);
 }
@@ -470,14 +468,14 @@ CastFn SimdCast(CastIsa isa, DataType src, DataType dst) {
   }
 }
 
-// The conversion for (src, dst); throws UnsupportedError naming `what` outside the supported types.
-CastFn FindCast(CastIsa isa, DataType src, DataType dst, const std::string& what) {
+// The conversion for a pair of standard types (both Supported).
+CastFn FindCast(CastIsa isa, DataType src, DataType dst) {
   if (isa != CastIsa::kScalar) {
     if (CastFn f = SimdCast(isa, src, dst)) return f;
   }
   CastFn f = nullptr;
-  ref::Dispatch(CastTypes{}, src, what, [&](auto s) {
-    ref::Dispatch(CastTypes{}, dst, what, [&](auto d) { f = CastScalar<decltype(s), decltype(d)>; });
+  ref::Dispatch(CastTypes{}, src, "Cast", [&](auto s) {
+    ref::Dispatch(CastTypes{}, dst, "Cast", [&](auto d) { f = CastScalar<decltype(s), decltype(d)>; });
   });
   return f;
 }
@@ -495,84 +493,111 @@ std::optional<DataType> CastTarget(const ir::Node& node) {
   return static_cast<DataType>(a->i);
 }
 
+// A missing, unknown or complex `to` is left to ref, which reports it.
 std::string CastPredicate(const ir::Node& node) {
   const std::optional<DataType> to = CastTarget(node);
-  if (!to || !Supported(*to)) {
+  if (!to || !ref::Castable(*to)) {
     return "Cast: to=" + (to ? std::string(DataTypeName(*to)) : std::string("(invalid)")) +
-           " is not implemented on cpu (numeric types and bool only)";
+           " is not a castable data type";
   }
   return "";
 }
 
-// The conversion one signature runs (its source type's).
-struct CastPlan {
-  CastFn fn;
-};
-
 class Cast : public OpKernel {
  public:
-  Cast(const ir::Node& node, CastIsa isa) : isa_(isa) {
+  Cast(const ir::Node& node, CastIsa isa) : isa_(isa), opt_(ref::ReadCastOptions(node)) {
     const std::optional<DataType> to = CastTarget(node);
-    if (!to || !Supported(*to)) throw InvalidModelError(node.Describe() + ": " + CastPredicate(node));
+    if (!to || !ref::Castable(*to)) throw InvalidModelError(node.Describe() + ": " + CastPredicate(node));
     to_ = *to;
   }
 
-  // Same type: Y is X's buffer (a view). Else the conversion for the pair, kept as the state; an unsupported
-  // source type is an UnsupportedError naming the node.
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& in = ctx.tensor_input(0);
-    ctx.SetOutput(0, to_, in.shape);
-    if (in.dtype == to_) {
-      ctx.output(0).view_of = 0;
-      return;
-    }
-    ctx.EmplaceState(CastPlan{FindCast(isa_, in.dtype, to_, ctx.Describe() + ": " + ctx.InputString(0))});
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& in = ctx.required_input(0);
-    if (in.dtype() == to_) {
-      ctx.SetOutput(0, Value(in));  // same type: share the buffer
-      return;
-    }
-    const CastFn fn = ctx.state<CastPlan>().fn;
-    Tensor& out = ctx.Output(0);
-    const int64_t n = in.size();
-    const int64_t in_bytes = ElementBytes(in.dtype()), out_bytes = ElementBytes(to_);
-    const auto* src = static_cast<const char*>(in.raw_data());
-    auto* dst = static_cast<char*>(out.raw_data());
-    ParallelFor(CopyThreads(ctx.threads(), n * std::max(in_bytes, out_bytes)), n, ref::kElementwiseGrain,
-                [&](int64_t s, int64_t e) { fn(src + s * in_bytes, dst + s * out_bytes, e - s); });
-  }
+  void Prepare(PrepareContext& ctx) const override { PrepareCastTo(ctx, to_, isa_, opt_); }
+  void Compute(KernelContext& ctx) const override { ComputeCastTo(ctx, to_); }
 
  private:
   CastIsa isa_;
+  ref::CastOptions opt_;
   DataType to_ = DataType::kFloat;
 };
 
 }  // namespace
 
-void RegisterCastKernels(KernelRegistry& r) {
+void PrepareCastTo(PrepareContext& ctx, DataType to, CastIsa isa, const ref::CastOptions& opt) {
+  const InputSpec& in = ctx.tensor_input(0);
+  if (!ref::Castable(in.dtype)) {
+    throw UnsupportedError(ctx.Describe() + ": cannot cast from " + std::string(DataTypeName(in.dtype)) + " (" +
+                           ctx.InputString(0) + ")");
+  }
+  ctx.SetOutput(0, to, in.shape);
+  if (in.dtype == to) {
+    ctx.output(0).view_of = 0;
+    return;
+  }
+  CastPlan plan;
+  if (Supported(in.dtype) && Supported(to)) {
+    plan.fn = FindCast(isa, in.dtype, to);
+  } else {
+    plan.narrow = PlanNarrowCast(in.dtype, to, opt);
+  }
+  ctx.EmplaceState(std::move(plan));
+}
+
+void ComputeCastTo(KernelContext& ctx, DataType to) {
+  const Tensor& in = ctx.required_input(0);
+  if (in.dtype() == to) {
+    ctx.SetOutput(0, Value(in));  // same type: share the buffer
+    return;
+  }
+  const CastPlan& plan = ctx.state<CastPlan>();
+  Tensor& out = ctx.Output(0);
+  const int64_t n = in.size();
+  if (plan.narrow) {
+    RunNarrowCast(*plan.narrow, in.raw_data(), out.raw_data(), n, ctx.threads());
+    return;
+  }
+  const int64_t in_bytes = ElementBytes(in.dtype()), out_bytes = ElementBytes(to);
+  const auto* src = static_cast<const char*>(in.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  ParallelFor(CopyThreads(ctx.threads(), n * std::max(in_bytes, out_bytes)), n, ref::kElementwiseGrain,
+              [&](int64_t s, int64_t e) { plan.fn(src + s * in_bytes, dst + s * out_bytes, e - s); });
+}
+
+std::vector<DataType> CastableTypes() {
   std::vector<DataType> types;
   for (DataType t : dtypes::All()) {
-    if (Supported(t)) types.push_back(t);
+    if (ref::Castable(t)) types.push_back(t);
   }
-  const char* constraints = "to: numeric types and bool only (string, float8, float4, int4/int2 fall back)";
-  const auto add = [&](CastIsa isa, IsaSet needs, const char* name) {
-    r.Add({.op = "Cast",
-           .since = 1,
-           .types = {{"T1", types}, {"T2", types}},
-           .create = [isa](const ir::Node& n, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-             return std::make_unique<Cast>(n, isa);
-           },
-           .predicate = CastPredicate,
-           .isa = needs,
-           .name = name,
-           .constraints = constraints});
+  return types;
+}
+
+void AddCastKernels(KernelRegistry& r, const KernelDef& base, const std::string& tag, CastKernelMaker make) {
+  struct Variant {
+    CastIsa isa;
+    IsaSet needs;
+    const char* suffix;
   };
-  add(CastIsa::kAvx512, {Isa::kAvx512f}, "cpu.any_cast__avx512.1");
-  add(CastIsa::kAvx2, {Isa::kAvx2, Isa::kF16c}, "cpu.any_cast__avx2.1");
-  add(CastIsa::kScalar, {}, "cpu.any_cast__scalar.1");
+  const std::vector<DataType> types = CastableTypes();
+  for (const Variant& v : {Variant{CastIsa::kAvx512, {Isa::kAvx512f}, "avx512"},
+                           Variant{CastIsa::kAvx2, {Isa::kAvx2, Isa::kF16c}, "avx2"},
+                           Variant{CastIsa::kScalar, {}, "scalar"}}) {
+    KernelDef def = base;
+    def.types = {{"T1", types}, {"T2", types}};
+    def.create = [make, isa = v.isa](const ir::Node& n, const KernelOptions&) { return make(n, isa); };
+    def.isa = v.needs;
+    def.name = "cpu.any_" + tag + "__" + v.suffix + "." + std::to_string(base.since);
+    r.Add(std::move(def));
+  }
+}
+
+void RegisterCastKernels(KernelRegistry& r) {
+  AddCastKernels(r,
+                 {.op = "Cast",
+                  .since = 1,
+                  .predicate = CastPredicate,
+                  .constraints = "to: a castable (non-complex) type; an invalid `to` is left to ref to report"},
+                 "cast", [](const ir::Node& n, CastIsa isa) -> std::unique_ptr<OpKernel> {
+                   return std::make_unique<Cast>(n, isa);
+                 });
 }
 
 }  // namespace ferry::cpu

@@ -37,6 +37,7 @@ void RegisterGatherKernels(KernelRegistry& r);
 void RegisterSliceKernels(KernelRegistry& r);
 void RegisterWhereKernels(KernelRegistry& r);
 void RegisterCastKernels(KernelRegistry& r);
+void RegisterCastLikeKernels(KernelRegistry& r);
 void RegisterExpandKernels(KernelRegistry& r);
 void RegisterPadKernels(KernelRegistry& r);
 void RegisterDepthToSpaceKernels(KernelRegistry& r);
@@ -113,6 +114,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterSliceKernels(r);
   RegisterWhereKernels(r);
   RegisterCastKernels(r);
+  RegisterCastLikeKernels(r);
   RegisterExpandKernels(r);
   RegisterPadKernels(r);
   RegisterDepthToSpaceKernels(r);

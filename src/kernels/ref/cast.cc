@@ -13,6 +13,7 @@
 //  - number -> string: integers in decimal; floats as the shortest string that round-trips in the source
 //    type, positional for 1e-4 <= |x| < 1e16 (with ".0" when integral) else scientific ("1e-05"), as numpy
 //    prints; NaN -> "NaN", infinities -> "INF"/"-INF"; bool -> "True"/"False".
+// The conversion itself (CastRange, CastElements) is declared in cast_convert.h: the cpu kernels call it too.
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -24,16 +25,12 @@
 
 #include "core/float8.h"
 #include "kernels/kernel_def.h"
+#include "kernels/ref/cast_convert.h"
 #include "kernels/ref/elementwise.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
 namespace {
-
-struct CastOptions {
-  bool saturate = true;
-  E8M0Rounding round = E8M0Rounding::kUp;
-};
 
 // ---- strings ----------------------------------------------------------------------------------------------
 
@@ -206,63 +203,71 @@ bool IsSubByteInt(DataType t) {
   return t == DataType::kInt4 || t == DataType::kUint4 || t == DataType::kInt2 || t == DataType::kUint2;
 }
 
-// Writes get(i) for i in [0, n) into `out` (any non-complex type). get(i) returns a standard element value.
+// Writes get(i) for i in [begin, end) into `out` (type dst). get(i) returns a standard element value.
 template <typename Get>
-void StoreAll(Tensor& out, int64_t n, int threads, const CastOptions& opt, const KernelContext& ctx, Get get) {
-  const DataType dst = out.dtype();
-  if (IsSubByteInt(dst)) {
+void StoreRange(DataType dst, void* out, int64_t begin, int64_t end, const CastOptions& opt, Get get) {
+  if (const int per_byte = PackedPerByte(dst)) {
+    const int64_t first = begin / per_byte, last = (end + per_byte - 1) / per_byte;
+    if (last > first) std::memset(static_cast<uint8_t*>(out) + first, 0, static_cast<size_t>(last - first));
     const int bits = DataTypeBits(dst);
-    for (int64_t i = 0; i < n; ++i) WriteSubByte(out.raw_data(), bits, i, IntToSubByte(dst, ToInt64(get(i))));
-    return;
-  }
-  if (dst == DataType::kFloat4E2M1) {
-    for (int64_t i = 0; i < n; ++i) WriteSubByte(out.raw_data(), 4, i, DoubleToFloat4E2M1(ToDouble(get(i))));
+    if (dst == DataType::kFloat4E2M1) {
+      for (int64_t i = begin; i < end; ++i) WriteSubByte(out, 4, i, DoubleToFloat4E2M1(ToDouble(get(i))));
+    } else {
+      for (int64_t i = begin; i < end; ++i) WriteSubByte(out, bits, i, IntToSubByte(dst, ToInt64(get(i))));
+    }
     return;
   }
   if (IsSmallFloat(dst)) {
-    uint8_t* p = out.data<uint8_t>();
-    ParallelFor(threads, n, kElementwiseGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) p[i] = DoubleToSmallFloat(dst, ToDouble(get(i)), opt.saturate, opt.round);
-    });
+    uint8_t* p = static_cast<uint8_t*>(out);
+    for (int64_t i = begin; i < end; ++i) p[i] = DoubleToSmallFloat(dst, ToDouble(get(i)), opt.saturate, opt.round);
     return;
   }
-  Dispatch(AllTypes{}, dst, ctx, [&](auto tag) {
+  Dispatch(AllTypes{}, dst, "Cast", [&](auto tag) {
     using D = decltype(tag);
-    D* p = out.data<D>();
-    ParallelFor(threads, n, kElementwiseGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) p[i] = Convert<D>(get(i));
-    });
+    D* p = static_cast<D*>(out);
+    for (int64_t i = begin; i < end; ++i) p[i] = Convert<D>(get(i));
   });
 }
 
-void CastTensor(const Tensor& in, Tensor& out, int threads, const CastOptions& opt, const KernelContext& ctx) {
-  const DataType src = in.dtype();
-  const int64_t n = in.size();
+}  // namespace
+
+int PackedPerByte(DataType t) {
+  return IsSubByteInt(t) || t == DataType::kFloat4E2M1 ? 8 / DataTypeBits(t) : 0;
+}
+
+void CastRange(DataType src, const void* in, DataType dst, void* out, int64_t begin, int64_t end,
+               const CastOptions& opt) {
   if (IsSubByteInt(src)) {
     const int bits = DataTypeBits(src);
-    const void* p = in.raw_data();
-    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return SubByteToInt(src, ReadSubByte(p, bits, i)); });
+    StoreRange(dst, out, begin, end, opt, [&](int64_t i) { return SubByteToInt(src, ReadSubByte(in, bits, i)); });
   } else if (src == DataType::kFloat4E2M1) {
-    const void* p = in.raw_data();
-    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return Float4E2M1ToFloat(ReadSubByte(p, 4, i)); });
+    StoreRange(dst, out, begin, end, opt, [&](int64_t i) { return Float4E2M1ToFloat(ReadSubByte(in, 4, i)); });
   } else if (IsSmallFloat(src)) {
-    const uint8_t* p = in.data<uint8_t>();
-    StoreAll(out, n, threads, opt, ctx, [&](int64_t i) { return SmallFloatToFloat(src, p[i]); });
+    const uint8_t* p = static_cast<const uint8_t*>(in);
+    StoreRange(dst, out, begin, end, opt, [&](int64_t i) { return SmallFloatToFloat(src, p[i]); });
   } else {
-    Dispatch(AllTypes{}, src, ctx, [&](auto tag) {
+    Dispatch(AllTypes{}, src, "Cast", [&](auto tag) {
       using S = decltype(tag);
-      const S* p = in.data<S>();
-      StoreAll(out, n, threads, opt, ctx, [p](int64_t i) -> const S& { return p[i]; });
+      const S* p = static_cast<const S*>(in);
+      StoreRange(dst, out, begin, end, opt, [p](int64_t i) -> const S& { return p[i]; });
     });
   }
+}
+
+void CastElements(int threads, DataType src, const void* in, DataType dst, void* out, int64_t n,
+                  const CastOptions& opt) {
+  // Chunks of whole 4-element blocks: a byte boundary of every packed type.
+  constexpr int64_t kBlock = 4;
+  ParallelFor(threads, (n + kBlock - 1) / kBlock, kElementwiseGrain / kBlock, [&](int64_t s, int64_t e) {
+    CastRange(src, in, dst, out, s * kBlock, std::min(e * kBlock, n), opt);
+  });
 }
 
 bool Castable(DataType t) {
   return IsKnownDataType(static_cast<int32_t>(t)) && t != DataType::kComplex64 && t != DataType::kComplex128;
 }
 
-// Reads saturate/round_mode (shared by Cast and CastLike).
-CastOptions ReadOptions(const ir::Node& node) {
+CastOptions ReadCastOptions(const ir::Node& node) {
   CastOptions opt;
   opt.saturate = node.GetInt("saturate", 1) != 0;
   std::string mode = node.GetString("round_mode", "up");
@@ -272,6 +277,8 @@ CastOptions ReadOptions(const ir::Node& node) {
   }
   return opt;
 }
+
+namespace {
 
 // Checks input 0 and declares the output: input 0's buffer when it already has type `to`.
 void PrepareCast(PrepareContext& ctx, DataType to) {
@@ -290,12 +297,12 @@ void RunCast(KernelContext& ctx, const Tensor& in, DataType to, const CastOption
     return;
   }
   Tensor& out = ctx.Output(0);
-  CastTensor(in, out, ctx.threads(), opt, ctx);
+  CastElements(ctx.threads(), in.dtype(), in.raw_data(), to, out.raw_data(), in.size(), opt);
 }
 
 class Cast : public OpKernel {
  public:
-  explicit Cast(const ir::Node& node) : opt_(ReadOptions(node)) {
+  explicit Cast(const ir::Node& node) : opt_(ReadCastOptions(node)) {
     const ir::Attribute& a = node.RequireAttr("to");
     if (a.type == ir::AttrType::kString) {  // opset 1 names the type ("FLOAT", "INT64", ...)
       std::string name;
@@ -321,7 +328,7 @@ class Cast : public OpKernel {
 
 class CastLike : public OpKernel {
  public:
-  explicit CastLike(const ir::Node& node) : opt_(ReadOptions(node)) {}
+  explicit CastLike(const ir::Node& node) : opt_(ReadCastOptions(node)) {}
   void Prepare(PrepareContext& ctx) const override {
     ctx.tensor_input(0);
     const InputSpec& target = ctx.tensor_input(1);
