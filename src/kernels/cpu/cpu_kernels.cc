@@ -78,6 +78,10 @@ void RegisterUpsampleKernels(KernelRegistry& r);
 // --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
 void RegisterPlumbingKernels(KernelRegistry& r);
 
+void RegisterInstanceNormalizationKernels(KernelRegistry& r);
+void RegisterGroupNormalizationKernels(KernelRegistry& r);
+void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
+void RegisterLpPoolKernels(KernelRegistry& r);
 void RegisterEinsumKernels(KernelRegistry& r);
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -95,6 +99,10 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterRmsNormalizationKernels(r);
   // --- vectorized statistical normalization (normalization_rows.h) ---
   RegisterLpNormalizationKernels(r);
+  RegisterInstanceNormalizationKernels(r);
+  RegisterGroupNormalizationKernels(r);
+  RegisterMeanVarianceNormalizationKernels(r);
+  RegisterLpPoolKernels(r);
   RegisterLRNKernels(r);
   // --- vectorized elementwise ---
   RegisterBinaryElementwiseKernels(r);

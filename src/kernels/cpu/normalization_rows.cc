@@ -10,6 +10,12 @@
 namespace ferry::cpu {
 namespace {
 
+// The scalar code (the one-lane table and every table's n % kWidth tails) must round as ref does, which is built
+// without FMA: a tail's `s + d * d` contracted into a fused multiply-add would differ from ref's sums on rows shorter
+// than a vector (the whole row), and the statistics of such short rows amplify that difference. So no contraction
+// in this file; the vector bodies fuse only where they say Fmadd.
+#pragma GCC optimize("fp-contract=off")
+
 // One float lane with the interface of simd_common.h's wrappers (what normalization_rows.inc uses of it).
 struct Lane {
   using Reg = float;

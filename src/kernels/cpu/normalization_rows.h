@@ -1,12 +1,14 @@
-// The row routines of the cpu backend's statistical normalizations, float32: LpNormalization and LRN use them
-// today. The mean/variance routines (sum, squared_deviations, sum_and_squares, affine, center_scale and their
-// column forms) are for InstanceNormalization, GroupNormalization and MeanVarianceNormalization, whose cpu
-// kernels did not land with them: their first versions differed from ref on one-element planes. One
-// table per ISA (normalization_rows.inc compiled for AVX-512F and for AVX2+FMA, and for one scalar lane), chosen
-// through the KernelDef the registry picked, never at run time.
+// The row routines of the cpu backend's statistical normalizations, float32: LpNormalization, LRN,
+// InstanceNormalization, GroupNormalization and MeanVarianceNormalization. Where ref's arithmetic decides the
+// result (the one-element planes of InstanceNormalization, whose y = x * mul + add cancels exactly; the
+// cancelling one-pass variance of MeanVarianceNormalization) the routines round as ref does: `affine` and the
+// column sums never fuse a multiply with an add, and no scalar code (tails, the one-lane table) is contracted into
+// fused multiply-adds. One table per ISA (normalization_rows.inc compiled for AVX-512F and for AVX2+FMA, and for
+// one scalar lane), chosen through the KernelDef the registry picked, never at run time.
 //
 // "Rows" are contiguous runs of n >= 0 values; reductions keep four vector accumulators (four add chains in
-// flight) and add them at the end, so only the summation order differs from ref's sequential sums. "Columns" are
+// flight) and add them at the end, so only the summation order differs from ref's sequential sums; rows of fewer
+// than 16 values are summed one by one in ref's order, in every variant. "Columns" are
 // per-element accumulators (acc[i] over many rows): each lane adds its own rows in order, exactly as ref does.
 // Every map may write in place (y == x): each element is read before its slot is written.
 #pragma once
