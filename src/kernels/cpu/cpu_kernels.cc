@@ -66,6 +66,9 @@ void RegisterReduceKernels(KernelRegistry& r);
 void RegisterArgMaxMinKernels(KernelRegistry& r);
 void RegisterTopKKernels(KernelRegistry& r);
 void RegisterCumSumKernels(KernelRegistry& r);
+void RegisterCumProdKernels(KernelRegistry& r);
+void RegisterNegativeLogLikelihoodLossKernels(KernelRegistry& r);
+void RegisterSoftmaxCrossEntropyLossKernels(KernelRegistry& r);
 void RegisterHardmaxKernels(KernelRegistry& r);
 
 void RegisterLstmKernels(KernelRegistry& r);
@@ -78,6 +81,9 @@ void RegisterUpsampleKernels(KernelRegistry& r);
 // --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
 void RegisterPlumbingKernels(KernelRegistry& r);
 
+// --- vectorized data movement by storage word (strided_copy.h) ---
+void RegisterCompressKernels(KernelRegistry& r);
+void RegisterReverseSequenceKernels(KernelRegistry& r);
 void RegisterInstanceNormalizationKernels(KernelRegistry& r);
 void RegisterGroupNormalizationKernels(KernelRegistry& r);
 void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
@@ -155,9 +161,14 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterArgMaxMinKernels(r);
   RegisterTopKKernels(r);
   RegisterCumSumKernels(r);
+  RegisterCumProdKernels(r);
+  RegisterNegativeLogLikelihoodLossKernels(r);
+  RegisterSoftmaxCrossEntropyLossKernels(r);
   RegisterHardmaxKernels(r);
   // --- no arithmetic ---
   RegisterPlumbingKernels(r);
+  RegisterCompressKernels(r);
+  RegisterReverseSequenceKernels(r);
 }
 
 }  // namespace ferry::cpu
