@@ -59,6 +59,8 @@ void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
+void RegisterOnnxAttentionKernels(KernelRegistry& r);
+void RegisterRotaryEmbeddingKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
 
 // --- vectorized reductions ---
@@ -150,6 +152,8 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterBlockedPoolKernels(r);
   RegisterFusedMatMulKernels(r);
   RegisterFerryAttentionKernels(r);
+  RegisterOnnxAttentionKernels(r);
+  RegisterRotaryEmbeddingKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
   RegisterResizeKernels(r);
   RegisterUpsampleKernels(r);
