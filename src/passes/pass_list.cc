@@ -12,6 +12,7 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     p.push_back(MakeEliminateIdentity());   // cleanups first: what the fusions match is the cleaned graph
     p.push_back(MakeFoldConstants());       // after eliminate_identity: an Identity of a weight is not copied
     p.push_back(MakeEliminateCommonSubexpressions());  // after folding: merges the constants folding made
+    p.push_back(MakeComputeInFloat32());    // after the cleanups, before the fusions: they see float32 ops
     p.push_back(MakeFoldBatchNorm());       // first fusion: the conv fusions below see the folded Conv
     p.push_back(MakeFuseConvAdd());         // before the activation fusion: act(conv + z), never act(conv) + z
     p.push_back(MakeFuseHardSwish());       // before the activation fusion: Conv + HardSwish becomes FusedConv
