@@ -208,21 +208,23 @@ expect run_opset_unknown 1 "opset 1000000 of domain 'ai.onnx' is newer than Ferr
 expect check_opset_unknown 1 "opset 1000000 of domain 'ai.onnx' is newer than Ferry knows" -- \
   "$FERRY" check "$TMP/bad/opset_huge.onnx"
 
-# --legalize: an op the backends lack, rewritten into ops they run (ferry check says so first). GroupNormalization
-# has no cpu kernel; its rewrite (Reshape, ReduceMean, Sub, Mul, Add, Sqrt, Div) runs on cpu.
-GN="$ROOT/../shared/onnx-tests/node/test_group_normalization_example/model.onnx"
+# --legalize: an op the target lacks, rewritten into ops it runs (ferry check says so first). cpu's RotaryEmbedding
+# kernel needs AVX2 (hardware layer), so under --isa none cpu cannot run it, while its rewrite (Gather, Unsqueeze,
+# Slice, Mul, Sub, Add, Concat) has scalar kernels everywhere.
+ROPE="$ROOT/../shared/onnx-tests/node/test_rotary_embedding/model.onnx"
 expect check_rewrite_available 0 '1 unsupported \(1 with a rewrite available: --legalize\)' -- \
-  "$FERRY" check "$GN" --backends cpu
-expect run_unsupported_without_legalize 1 "backend 'cpu' has no kernel for GroupNormalization" -- \
-  "$FERRY" run "$GN" --random --backends cpu
+  "$FERRY" check "$ROPE" --backends cpu --isa none
+expect run_unsupported_without_legalize 1 "kernel cpu.f32_rotary_embedding__avx2.23 needs avx2,fma" -- \
+  "$FERRY" run "$ROPE" --random --range position_ids=0,49 --backends cpu --isa none
 expect run_legalize 0 'placement on cpu: 13 nodes, 13 native' -- \
-  "$FERRY" run "$GN" --random --backends cpu --legalize --report
+  "$FERRY" run "$ROPE" --random --range position_ids=0,49 --backends cpu --isa none --legalize --report
 expect optimize_legalize_needs_target 2 '--legalize needs a --target' -- \
-  "$FERRY" optimize "$GN" "$TMP/gn_legal.onnx" --legalize
-expect optimize_legalize 0 'legalize +0 +yes .*-1 GroupNormalization' -- \
-  "$FERRY" optimize "$GN" "$TMP/gn_legal.onnx" --target cpu --legalize
-expect optimize_legalized_runs_on_cpu 0 'placement on cpu: 7 nodes, 7 native' -- \
-  "$FERRY" run "$TMP/gn_legal.onnx" --random --backends cpu --no-fallback --report
+  "$FERRY" optimize "$ROPE" "$TMP/rope_legal.onnx" --legalize
+expect optimize_legalize 0 'legalize +0 +yes .*-1 RotaryEmbedding' -- \
+  "$FERRY" optimize "$ROPE" "$TMP/rope_legal.onnx" --target cpu --isa none --legalize
+expect optimize_legalized_runs_on_cpu 0 'placement on cpu: 13 nodes, 13 native' -- \
+  "$FERRY" run "$TMP/rope_legal.onnx" --random --range position_ids=0,49 --backends cpu --isa none --no-fallback \
+  --report
 
 # The most intra-op threads a session takes (ferry/limits.h): it runs, more than two cores' worth or not.
 expect run_threads_max 0 'logits: float32 \[1,10\]' -- "$FERRY" run "$M" --random --threads 1024

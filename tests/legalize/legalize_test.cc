@@ -50,9 +50,9 @@ std::string MixedModel() {
   return b.Bytes();
 }
 
-// x [2, 4, 3] -> GroupNormalization(scale, bias, num_groups 2) -> y (opset 21): an op the cpu backend has no kernel
-// for, whose rewrite (Reshape, ReduceMean, Sub, Mul, Add, Sqrt, Div) it runs. (Mish was the example until cpu
-// got a Mish kernel.)
+// x [2, 4, 3] -> GroupNormalization(scale, bias, num_groups 2) -> y (opset 21): an op the kNoGroupNorm test
+// backend has no kernel for, whose rewrite (Reshape, ReduceMean, Sub, Mul, Add, Sqrt, Div) it runs. (cpu was that
+// backend until it got a GroupNormalization kernel, as it was for Mish before.)
 std::string GroupNormModel(bool with_rms = false) {
   testing::ModelBuilder b(with_rms ? 23 : 21);
   b.Input("x", kF, {2, 4, 3});
@@ -97,24 +97,27 @@ void ExpectMatchesRef(const std::string& bytes, const SessionOptions& o,
 
 // ---- sessions ---------------------------------------------------------------------------------------------------
 
-TEST(LegalizeSession, GroupNormalizationRunsOnCpuAloneOnlyWithLegalize) {
+TEST(LegalizeSession, GroupNormalizationRunsOnABackendWithoutItOnlyWithLegalize) {
+  EnsureBareBackend();
   const std::string bytes = GroupNormModel();
-  EXPECT_THROW(SessionOf(bytes, On({"cpu"}, false, false)), UnsupportedError);
-  auto session = SessionOf(bytes, On({"cpu"}, true, false));
+  EXPECT_THROW(SessionOf(bytes, On({kNoGroupNorm}, false, false)), UnsupportedError);
+  auto session = SessionOf(bytes, On({kNoGroupNorm}, true, false));
   EXPECT_FALSE(Contains(session->DumpIr(), "GroupNormalization(")) << session->DumpIr();
-  for (const auto& n : session->placement().nodes) EXPECT_EQ(n.backend, "cpu") << n.name;
-  ExpectMatchesRef(bytes, On({"cpu"}, true, false), {{"x", Rand({2, 4, 3})}});
+  for (const auto& n : session->placement().nodes) EXPECT_EQ(n.backend, kNoGroupNorm) << n.name;
+  ExpectMatchesRef(bytes, On({kNoGroupNorm}, true, false), {{"x", Rand({2, 4, 3})}});
   // The same at every level: the pass runs at -O0 and -O3 alike.
-  SessionOptions o3 = On({"cpu"}, true, false);
+  SessionOptions o3 = On({kNoGroupNorm}, true, false);
   o3.optimization_level = 3;
   ExpectMatchesRef(bytes, o3, {{"x", Rand({2, 4, 3})}});
 }
 
 TEST(LegalizeSession, WithoutFallbackTheFirstBackendIsTheTarget) {
-  // cpu,ref with --no-fallback: ref could run GroupNormalization but may not; --legalize rewrites it for cpu.
+  // A backend without GroupNormalization, then ref, with --no-fallback: ref could run GroupNormalization but may
+  // not; --legalize rewrites it for the first backend.
+  EnsureBareBackend();
   const std::string bytes = GroupNormModel();
-  EXPECT_THROW(SessionOf(bytes, On({"cpu", "ref"}, false, false)), UnsupportedError);
-  ExpectMatchesRef(bytes, On({"cpu", "ref"}, true, false), {{"x", Rand({2, 4, 3})}});
+  EXPECT_THROW(SessionOf(bytes, On({kNoGroupNorm, "ref"}, false, false)), UnsupportedError);
+  ExpectMatchesRef(bytes, On({kNoGroupNorm, "ref"}, true, false), {{"x", Rand({2, 4, 3})}});
 }
 
 TEST(LegalizeSession, SupportedNodesAreNeverRewritten) {
@@ -131,7 +134,9 @@ TEST(LegalizeSession, SupportedNodesAreNeverRewritten) {
   EXPECT_TRUE(Contains(ln->DumpIr(), "LayerNormalization(")) << ln->DumpIr();
 }
 
-TEST(LegalizeSession, RotaryEmbeddingAndCausalAttentionRunOnCpuAlone) {
+TEST(LegalizeSession, RotaryEmbeddingAndCausalAttentionRunOnCpuWithoutAvx2OnlyWithLegalize) {
+  // cpu's RotaryEmbedding and Attention kernels need AVX2 (hardware layer); under --isa none their rewrites run on
+  // the scalar and oneDNN kernels. With the ISA, cpu runs both as written.
   testing::ModelBuilder b(23);
   b.Input("x", kF, {1, 2, 4, 8}).Input("k", kF, {1, 2, 4, 8}).Input("v", kF, {1, 2, 4, 8});
   std::vector<float> cos(4 * 4), sin(4 * 4);
@@ -144,8 +149,14 @@ TEST(LegalizeSession, RotaryEmbeddingAndCausalAttentionRunOnCpuAlone) {
   testing::ModelBuilder::IntAttr(b.Node("Attention", {"q", "k", "v"}, {"y"}, "attn"), "is_causal", 1);
   b.Output("y", kF, {1, 2, 4, 8});
   const std::string bytes = b.Bytes();
-  EXPECT_THROW(SessionOf(bytes, On({"cpu"}, false, false)), UnsupportedError);
-  ExpectMatchesRef(bytes, On({"cpu"}, true, false),
+  SessionOptions plain = On({"cpu"}, false, false), legal = On({"cpu"}, true, false);
+  plain.isa = legal.isa = "none";
+  EXPECT_THROW(SessionOf(bytes, plain), UnsupportedError);
+  if (DefaultIsa().contains(IsaSet::Parse("avx2,fma"))) {
+    auto native = SessionOf(bytes, On({"cpu"}, true, false));
+    EXPECT_TRUE(Contains(native->DumpIr(), "RotaryEmbedding(")) << native->DumpIr();
+  }
+  ExpectMatchesRef(bytes, legal,
                    {{"x", Rand({1, 2, 4, 8})},
                     {"k", Rand({1, 2, 4, 8}, -3, 3, 2)},
                     {"v", Rand({1, 2, 4, 8}, -3, 3, 3)}},
@@ -304,9 +315,10 @@ TEST(LegalizeCheck, ListsTheRewriteForTheNodesThePassRewrites) {
 }
 
 TEST(LegalizeCheck, WithoutFallbackTheRewriteIsForTheFirstBackend) {
+  EnsureBareBackend();
   const std::string path = testing::WriteTempFile(GroupNormModel(), "groupnorm.onnx");
   tools::CheckOptions o;
-  o.backends = {"cpu", "ref"};
+  o.backends = {kNoGroupNorm, "ref"};
   EXPECT_EQ(tools::CheckModel(path, o).rewritable, 0);  // ref runs it: a fallback, nothing to rewrite
   o.allow_fallback = false;
   const tools::CheckReport r = tools::CheckModel(path, o);
@@ -324,8 +336,9 @@ TEST(LegalizeOptimize, NeedsATargetAndReportsThePass) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_TRUE(Contains(e.what(), "--legalize needs a --target")) << e.what();
   }
+  EnsureBareBackend();
   const std::string path = testing::WriteTempFile(GroupNormModel(true), "mixed.onnx");
-  o.targets = {"cpu"};
+  o.targets = {kNoGroupNorm};
   const tools::OptimizeResult r = tools::OptimizeModelFile(path, o);
   ASSERT_FALSE(r.passes.runs.empty());
   EXPECT_EQ(r.passes.runs[0].name, "legalize");

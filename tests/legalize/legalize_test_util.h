@@ -36,6 +36,8 @@ using testing::Str;
 // Ferry's fused ops), so every decomposition is needed on it and its primitives all run there; "legalize_noreduce"
 // lacks Mish, RMSNormalization and ReduceMean, so Mish can be rewritten for it and RMSNormalization cannot.
 inline const char* const kBare = "legalize_bare";
+// ref without GroupNormalization only: a target that runs RMSNormalization but needs GroupNormalization rewritten.
+inline const char* const kNoGroupNorm = "legalize_nogroupnorm";
 inline const char* const kNoReduce = "legalize_noreduce";
 
 class PartialRefBackend : public Backend {
@@ -66,6 +68,7 @@ inline void EnsureBareBackend() {
                                      "FusedConv", "SkipLayerNormalization"}));
     RegisterBackend(std::make_unique<PartialRefBackend>(
         kNoReduce, std::set<std::string>{"Mish", "RMSNormalization", "ReduceMean"}));
+    RegisterBackend(std::make_unique<PartialRefBackend>(kNoGroupNorm, std::set<std::string>{"GroupNormalization"}));
     return true;
   }();
   (void)registered;
