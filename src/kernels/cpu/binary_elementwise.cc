@@ -1,7 +1,9 @@
-// Add Sub Mul Div (opset 7+: numpy broadcasting) on the cpu backend. float32 has AVX-512F, AVX2+FMA and scalar
-// variants, registered best first (the registry takes the first the target supports); int32 and int64 have a scalar
-// loop with ref's integer semantics (wrapping arithmetic; Div truncates toward zero, x / 0 = 0, INT_MIN / -1 =
-// INT_MIN). Opsets 1-6 (the legacy broadcast/axis attributes) are left to ref.
+// Add Sub Mul Div (opset 7+: numpy broadcasting) on the cpu backend for every numeric type ref has: float32 with
+// hand-written AVX-512F and AVX2+FMA variants and a scalar one, registered best first (the registry takes the first
+// the target supports); float64 and the integers (int8..int64, uint8..uint64) with plain loops of ref's semantics
+// compiled for AVX-512F, AVX2+FMA and the baseline (binary_elementwise_map.h: wrapping arithmetic; Div truncates
+// toward zero, x / 0 = 0, INT_MIN / -1 = INT_MIN, ref::IntDiv); float16 and bfloat16 through float32 in blocks,
+// rounded once per element as ref does. Opsets 1-6 (the legacy broadcast/axis attributes) are left to ref.
 //
 // Paths, chosen by the shapes:
 //   - both inputs have the output's element count (hence its layout): one contiguous loop;
@@ -23,8 +25,10 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/binary_elementwise_map.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise_rules.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -48,12 +52,13 @@ using V = simd::F32x8;
 }  // namespace avx2
 #pragma GCC pop_options
 
-// Plain C++ with ref's semantics: float arithmetic as written; integers wrap through their unsigned type.
+// Plain C++ with ref's semantics: float arithmetic as written; integers wrap through an unsigned type at least as
+// wide as unsigned int (ref::WrapInt: no promotion to a signed int that could overflow).
 namespace scalar {
 
 template <class T>
 auto U(T v) {
-  return static_cast<std::make_unsigned_t<T>>(v);
+  return static_cast<ref::WrapInt<T>>(v);
 }
 
 struct AddOp {
@@ -90,9 +95,7 @@ struct DivOp {
   template <class T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return 0;
-      if (b == -1) return static_cast<T>(U(T{0}) - U(a));  // INT_MIN / -1 wraps
-      return static_cast<T>(a / b);
+      return ref::IntDiv(a, b);
     } else {
       return a / b;
     }
@@ -145,6 +148,37 @@ template <class T, class Op>
 BinaryRows<T> ScalarRows() {
   return {&scalar::RowVV<T, Op>, &scalar::RowVS<T, Op>, &scalar::RowSV<T, Op>, &scalar::TileVR<T, Op>,
           &scalar::TileRV<T, Op>};
+}
+
+// float64 and the integers: binary_elementwise_map.h's plain loops compiled for `isa`; the tiles run those rows.
+template <class T, class Op, MapIsa kIsa>
+void MapTileVR(const T* a, const T* b, T* o, int64_t rows, int64_t n) {
+  const BinaryMapRows<T, T, T> r = MapRows<T, T, T, Op>(kIsa);
+  for (int64_t k = 0; k < rows; ++k) r.vv(a + k * n, b, o + k * n, n);
+}
+template <class T, class Op, MapIsa kIsa>
+void MapTileRV(const T* a, const T* b, T* o, int64_t rows, int64_t n) {
+  const BinaryMapRows<T, T, T> r = MapRows<T, T, T, Op>(kIsa);
+  for (int64_t k = 0; k < rows; ++k) r.vv(a, b + k * n, o + k * n, n);
+}
+template <class T, class Op, MapIsa kIsa>
+BinaryRows<T> IsaRows() {
+  const BinaryMapRows<T, T, T> r = MapRows<T, T, T, Op>(kIsa);
+  return {r.vv, r.vs, r.sv, &MapTileVR<T, Op, kIsa>, &MapTileRV<T, Op, kIsa>};
+}
+
+// float16 and bfloat16: float32 rows in blocks (HalfMapRows); the tiles run those rows.
+template <class H, class Op>
+void HalfTileVR(const H* a, const H* b, H* o, int64_t rows, int64_t n) {
+  for (int64_t k = 0; k < rows; ++k) HalfRowVV<H, Op>(a + k * n, b, o + k * n, n);
+}
+template <class H, class Op>
+void HalfTileRV(const H* a, const H* b, H* o, int64_t rows, int64_t n) {
+  for (int64_t k = 0; k < rows; ++k) HalfRowVV<H, Op>(a, b + k * n, o + k * n, n);
+}
+template <class H, class Op>
+BinaryRows<H> HalfRows() {
+  return {&HalfRowVV<H, Op>, &HalfRowVS<H, Op>, &HalfRowSV<H, Op>, &HalfTileVR<H, Op>, &HalfTileRV<H, Op>};
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------------------
@@ -406,8 +440,23 @@ void AddBinary(KernelRegistry& r, const std::string& op, const std::string& lowe
   def("f32", DataType::kFloat, "avx512", {Isa::kAvx512f}, Factory(DataType::kFloat, Avx512Rows<SimdAvx512>()));
   def("f32", DataType::kFloat, "avx2", {Isa::kAvx2, Isa::kFma}, Factory(DataType::kFloat, Avx2Rows<SimdAvx2>()));
   def("f32", DataType::kFloat, "scalar", {}, Factory(DataType::kFloat, ScalarRows<float, ScalarOp>()));
-  def("i32", DataType::kInt32, "scalar", {}, Factory(DataType::kInt32, ScalarRows<int32_t, ScalarOp>()));
-  def("i64", DataType::kInt64, "scalar", {}, Factory(DataType::kInt64, ScalarRows<int64_t, ScalarOp>()));
+  // The plain loops, one variant per ISA, best first.
+  auto typed = [&]<class T>(T, const std::string& tag, DataType dtype) {
+    def(tag, dtype, "avx512", MapIsaSet(MapIsa::kAvx512), Factory(dtype, IsaRows<T, ScalarOp, MapIsa::kAvx512>()));
+    def(tag, dtype, "avx2", MapIsaSet(MapIsa::kAvx2), Factory(dtype, IsaRows<T, ScalarOp, MapIsa::kAvx2>()));
+    def(tag, dtype, "scalar", {}, Factory(dtype, IsaRows<T, ScalarOp, MapIsa::kScalar>()));
+  };
+  typed(double{}, "f64", DataType::kDouble);
+  typed(int8_t{}, "i8", DataType::kInt8);
+  typed(int16_t{}, "i16", DataType::kInt16);
+  typed(int32_t{}, "i32", DataType::kInt32);
+  typed(int64_t{}, "i64", DataType::kInt64);
+  typed(uint8_t{}, "u8", DataType::kUint8);
+  typed(uint16_t{}, "u16", DataType::kUint16);
+  typed(uint32_t{}, "u32", DataType::kUint32);
+  typed(uint64_t{}, "u64", DataType::kUint64);
+  def("f16", DataType::kFloat16, "scalar", {}, Factory(DataType::kFloat16, HalfRows<Float16, ScalarOp>()));
+  def("bf16", DataType::kBFloat16, "scalar", {}, Factory(DataType::kBFloat16, HalfRows<BFloat16, ScalarOp>()));
 }
 
 }  // namespace

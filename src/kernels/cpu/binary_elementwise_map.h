@@ -1,7 +1,8 @@
-// A numpy-broadcast binary map shared by the cpu backend's elementwise kernels outside Add/Sub/Mul/Div (Pow, Mod,
-// PRelu, the comparisons, And/Or/Xor, variadic Min/Max/Sum/Mean). Prepare resolves the broadcast once into a
-// BinaryMapPlan (Y's shape and which path walks it); Compute hands the plan, the data and one op's row loops
-// (BinaryMapRows) to RunBinaryMap, which splits the work over the threads.
+// A numpy-broadcast binary map shared by the cpu backend's elementwise kernels (Pow, Mod, PRelu, the comparisons,
+// And/Or/Xor, BitwiseAnd/Or/Xor, BitShift, variadic Min/Max/Sum/Mean; Add/Sub/Mul/Div take its row loops for the
+// types without hand-written SIMD), and the unary rows of BitwiseNot, Shrink and integer Clip. Prepare resolves the
+// broadcast once into a BinaryMapPlan (Y's shape and which path walks it); Compute hands the plan, the data and one
+// op's row loops (BinaryMapRows) to RunBinaryMap, which splits the work over the threads.
 //
 // Paths, chosen by the shapes:
 //   - both inputs have the output's element count: one contiguous loop;
@@ -9,7 +10,7 @@
 //   - anything else: ref's coalesced BroadcastPlan, rows of its innermost dim, each a vector-vector,
 //     vector-scalar, scalar-vector or (both inputs broadcast along the row) a one-value fill.
 // The row loops are plain C++ loops over one op's Apply, written so the compiler vectorizes them (no calls, no
-// branches the op does not have).
+// branches the op does not have); float16 and bfloat16 rows convert to float32 in blocks (HalfMapRows).
 #pragma once
 
 #include <algorithm>
@@ -103,6 +104,75 @@ constexpr BinaryMapRows<A, B, O> MapRows(MapIsa isa = MapIsa::kScalar) {
       break;
   }
   return {&MapRowVV<A, B, O, Op>, &MapRowVS<A, B, O, Op>, &MapRowSV<A, B, O, Op>};
+}
+
+// Half types (float16, bfloat16) compute in float32 as ref does (Acc<T>): each row goes in blocks of kHalfBlock
+// elements, converted to float, mapped by Op's float Apply, and rounded back once per element.
+inline constexpr int64_t kHalfBlock = 256;
+
+template <class H, class Op>
+void HalfRowVV(const H* a, const H* b, H* o, int64_t n) {
+  float fa[kHalfBlock], fb[kHalfBlock];
+  for (int64_t s = 0; s < n; s += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - s);
+    for (int64_t i = 0; i < m; ++i) fa[i] = static_cast<float>(a[s + i]);
+    for (int64_t i = 0; i < m; ++i) fb[i] = static_cast<float>(b[s + i]);
+    for (int64_t i = 0; i < m; ++i) fa[i] = Op::Apply(fa[i], fb[i]);
+    for (int64_t i = 0; i < m; ++i) o[s + i] = H(fa[i]);
+  }
+}
+template <class H, class Op>
+void HalfRowVS(const H* a, H s, H* o, int64_t n) {
+  float fa[kHalfBlock];
+  const float fs = static_cast<float>(s);
+  for (int64_t k = 0; k < n; k += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - k);
+    for (int64_t i = 0; i < m; ++i) fa[i] = static_cast<float>(a[k + i]);
+    for (int64_t i = 0; i < m; ++i) fa[i] = Op::Apply(fa[i], fs);
+    for (int64_t i = 0; i < m; ++i) o[k + i] = H(fa[i]);
+  }
+}
+template <class H, class Op>
+void HalfRowSV(H s, const H* b, H* o, int64_t n) {
+  float fb[kHalfBlock];
+  const float fs = static_cast<float>(s);
+  for (int64_t k = 0; k < n; k += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - k);
+    for (int64_t i = 0; i < m; ++i) fb[i] = static_cast<float>(b[k + i]);
+    for (int64_t i = 0; i < m; ++i) fb[i] = Op::Apply(fs, fb[i]);
+    for (int64_t i = 0; i < m; ++i) o[k + i] = H(fb[i]);
+  }
+}
+
+// The row loops of Op (a type with `static float Apply(float, float)`) on half type H.
+template <class H, class Op>
+constexpr BinaryMapRows<H, H, H> HalfMapRows() {
+  return {&HalfRowVV<H, Op>, &HalfRowVS<H, Op>, &HalfRowSV<H, Op>};
+}
+
+// A unary op's row, y = Op::Apply(x, p) with the op's attributes p, compiled once per ISA as the binary rows
+// (BitwiseNot, Shrink).
+template <class T, class P>
+using UnaryMapRowFn = void (*)(const T* x, T* y, int64_t n, const P& p);
+
+template <class T, class P, class Op>
+void UnaryMapRow(const T* x, T* y, int64_t n, const P& p) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::Apply(x[i], p);
+}
+template <class T, class P, class Op>
+__attribute__((target("avx2,fma"))) void UnaryMapRowAvx2(const T* x, T* y, int64_t n, const P& p) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::Apply(x[i], p);
+}
+template <class T, class P, class Op>
+__attribute__((target("avx512f"))) void UnaryMapRowAvx512(const T* x, T* y, int64_t n, const P& p) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::Apply(x[i], p);
+}
+
+template <class T, class P, class Op>
+constexpr UnaryMapRowFn<T, P> UnaryMapRows(MapIsa isa = MapIsa::kScalar) {
+  return isa == MapIsa::kAvx512 ? &UnaryMapRowAvx512<T, P, Op>
+         : isa == MapIsa::kAvx2 ? &UnaryMapRowAvx2<T, P, Op>
+                                : &UnaryMapRow<T, P, Op>;
 }
 
 // How Compute walks one signature.

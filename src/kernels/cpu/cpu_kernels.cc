@@ -28,6 +28,10 @@ void RegisterModKernels(KernelRegistry& r);
 void RegisterPReluKernels(KernelRegistry& r);
 void RegisterVariadicElementwiseKernels(KernelRegistry& r);
 void RegisterCompareKernels(KernelRegistry& r);
+void RegisterBitwiseKernels(KernelRegistry& r);
+void RegisterBitShiftKernels(KernelRegistry& r);
+void RegisterShrinkKernels(KernelRegistry& r);
+void RegisterSwishKernels(KernelRegistry& r);
 void RegisterLogicalKernels(KernelRegistry& r);
 // --- vectorized data movement ---
 void RegisterViewKernels(KernelRegistry& r);
@@ -122,6 +126,10 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterVariadicElementwiseKernels(r);
   RegisterCompareKernels(r);
   RegisterLogicalKernels(r);
+  RegisterBitwiseKernels(r);
+  RegisterBitShiftKernels(r);
+  RegisterShrinkKernels(r);
+  RegisterSwishKernels(r);
   // --- vectorized data movement ---
   RegisterViewKernels(r);
   RegisterTransposeKernels(r);

@@ -15,6 +15,8 @@
 // optional scalar inputs at run time (their types and shapes checked by Prepare); Gelu is opset 20 (approximate =
 // "none" or "tanh"); the others from their schemas' first version without consumed_inputs (HardSwish 14, Celu 12,
 // Mish 18, Round 11, ThresholdedRelu 10, Sign 9, trigonometric 7, hyperbolic 9). Celu rejects alpha = 0 as ref does.
+// Clip 12+ also takes the integer types (int8..int64, uint8..uint64): y = min(max(x, min), max) with the bounds'
+// type defaults, as ref, in plain loops compiled per ISA (binary_elementwise_map.h's unary rows).
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <string>
 
 #include "core/parallel.h"
+#include "kernels/cpu/binary_elementwise_map.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
@@ -241,6 +244,75 @@ class UnaryKernel final : public OpKernel {
   bool clip_inputs_;
 };
 
+// ---- Clip on integers (opset 12+) ----------------------------------------------------------------------------
+
+template <class T>
+struct IntClipBounds {
+  T lo, hi;
+};
+struct IntClipOp {
+  template <class T>
+  static T Apply(T x, const IntClipBounds<T>& b) {
+    return std::min(std::max(x, b.lo), b.hi);
+  }
+};
+
+template <class T>
+class IntClipKernel final : public OpKernel {
+ public:
+  IntClipKernel(DataType dtype, MapIsa isa)
+      : dtype_(dtype), row_(UnaryMapRows<T, IntClipBounds<T>, IntClipOp>(isa)) {}
+
+  // X of the kernel's type; min and max, when given, scalars (one element) of X's type. Y has X's shape.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + ": expected " +
+                                 std::string(DataTypeName(dtype_)));
+    }
+    for (int i : {1, 2}) {
+      if (!ctx.has_input(i)) continue;
+      const InputSpec& t = ctx.tensor_input(i);
+      const char* name = i == 1 ? "min" : "max";
+      if (t.dtype != dtype_ || ShapeElementCount(t.shape) != 1) {
+        throw InvalidArgumentError(ctx.Describe() + ": input '" + name + "' (" + ctx.InputString(i) +
+                                   "): expected a " + std::string(DataTypeName(dtype_)) + " scalar");
+      }
+    }
+    ctx.SetOutput(0, dtype_, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor* lo = ctx.input(1);
+    const Tensor* hi = ctx.input(2);
+    const IntClipBounds<T> b{lo ? lo->data<T>()[0] : std::numeric_limits<T>::lowest(),
+                             hi ? hi->data<T>()[0] : std::numeric_limits<T>::max()};
+    Tensor& y = ctx.OutputUninitialized(0);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    ParallelFor(ctx.threads(), x.size(), kCheapGrain, [&](int64_t s, int64_t e) { row_(px + s, py + s, e - s, b); });
+  }
+
+ private:
+  DataType dtype_;
+  UnaryMapRowFn<T, IntClipBounds<T>> row_;
+};
+
+template <class T>
+void AddIntClip(KernelRegistry& r, const std::string& tag, DataType dtype) {
+  for (MapIsa isa : kMapIsas) {
+    r.Add({.op = "Clip",
+           .since = 12,
+           .types = {{"T", {dtype}}},
+           .create = [dtype, isa](const ir::Node&, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<IntClipKernel<T>>(dtype, isa);
+           },
+           .isa = MapIsaSet(isa),
+           .name = "cpu." + tag + "_clip__" + MapIsaName(isa) + ".12"});
+  }
+}
+
 // ---- registration --------------------------------------------------------------------------------------------
 
 // One ISA's functions for an op; `alt` is Gelu's tanh approximation.
@@ -394,6 +466,14 @@ void RegisterUnaryElementwiseKernels(KernelRegistry& r) {
   AddScalarOnly(r, "Asinh", "asinh", 9, &scalar::Unary<scalar::AsinhOp>);
   AddScalarOnly(r, "Acosh", "acosh", 9, &scalar::Unary<scalar::AcoshOp>);
   AddScalarOnly(r, "Atanh", "atanh", 9, &scalar::Unary<scalar::AtanhOp>);
+  AddIntClip<int8_t>(r, "i8", DataType::kInt8);
+  AddIntClip<int16_t>(r, "i16", DataType::kInt16);
+  AddIntClip<int32_t>(r, "i32", DataType::kInt32);
+  AddIntClip<int64_t>(r, "i64", DataType::kInt64);
+  AddIntClip<uint8_t>(r, "u8", DataType::kUint8);
+  AddIntClip<uint16_t>(r, "u16", DataType::kUint16);
+  AddIntClip<uint32_t>(r, "u32", DataType::kUint32);
+  AddIntClip<uint64_t>(r, "u64", DataType::kUint64);
 }
 
 }  // namespace ferry::cpu

@@ -1,12 +1,14 @@
 // Sum Mean Max Min (opsets 6, 8, 12, 13: any number of inputs, numpy broadcasting of all) on the cpu backend with
-// ref's semantics: float32 for all four, int32 and int64 for Max and Min (opset 12+; the schema gives Sum and
-// Mean float types only). The inputs fold left to right in ref's order: y = x0 op x1, then y = y op x2, ...; Mean
-// divides the float sum by the input count at the end. Max/Min propagate NaN like numpy (the first NaN met wins)
-// and otherwise keep the earlier operand on ties (Max(+0, -0) = +0, as ref). Sum wraps integers. Opset 1 (the
-// ignored consumed_inputs) is left to ref. Prepare checks the types and resolves the output shape and one
-// broadcast plan per step once per signature (binary_elementwise_map.h); the row loops come in AVX-512F,
-// AVX2+FMA and baseline variants, registered best first.
+// ref's semantics: float32, float64 and float16 for all four, and every integer type (int8..int64, uint8..uint64)
+// for Max and Min (opset 12+; the schema gives Sum and Mean float types only). float16 computes in float32 and
+// rounds after each step, as ref does (HalfMapRows); bfloat16 is left to ref. The inputs fold left to right in
+// ref's order: y = x0 op x1, then y = y op x2, ...; Mean divides the sum by the input count at the end. Max/Min
+// propagate NaN like numpy (the first NaN met wins) and otherwise keep the earlier operand on ties (Max(+0, -0) =
+// +0, as ref). Sum wraps integers. Opset 1 (the ignored consumed_inputs) is left to ref. Prepare checks the types
+// and resolves the output shape and one broadcast plan per step once per signature (binary_elementwise_map.h); the
+// row loops come in AVX-512F, AVX2+FMA and baseline variants, registered best first (float16: the baseline one).
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -49,8 +51,21 @@ struct MinOp {
 
 // y = a / count for the mean.
 struct DivideOp {
-  static float Apply(float a, float count) { return a / count; }
+  template <class T>
+  static T Apply(T a, T count) {
+    return a / count;
+  }
 };
+
+// The row loops of Op on T: float16 through float32 in blocks, the others plain loops compiled for `isa`.
+template <class T, class Op>
+BinaryMapRows<T, T, T> Rows(MapIsa isa) {
+  if constexpr (ref::kIsHalf<T>) {
+    return HalfMapRows<T, Op>();
+  } else {
+    return MapRows<T, T, T, Op>(isa);
+  }
+}
 
 // The prepared walk: with one input, a broadcast copy of it (step 0 maps x0 with itself, keeping the first
 // operand); else step 0 maps x0 and x1 into Y's shape and step k (k >= 1) maps Y and x(k+1).
@@ -63,9 +78,9 @@ class VariadicKernel final : public OpKernel {
  public:
   VariadicKernel(DataType dtype, MapIsa isa)
       : dtype_(dtype),
-        rows_(MapRows<T, T, T, Op>(isa)),
+        rows_(Rows<T, Op>(isa)),
         first_(MapRows<T, T, T, FirstOp>(isa)),
-        divide_(MapRows<float, float, float, DivideOp>(isa)) {}
+        divide_(Rows<T, DivideOp>(isa)) {}
 
   // At least one input, each of the kernel's type, shapes that broadcast (InvalidArgumentError /
   // InvalidModelError naming the node otherwise).
@@ -105,7 +120,7 @@ class VariadicKernel final : public OpKernel {
       RunBinaryMap(threads, p.steps[static_cast<size_t>(i - 1)], po, ctx.required_input(i).data<T>(), po, rows_);
     }
     if constexpr (kMean) {
-      const float count = static_cast<float>(n);
+      const T count = static_cast<T>(n);  // exact: a model has far fewer than 2^11 inputs
       ParallelFor(threads, p.steps[0].n, kBinaryMapGrain,
                   [&](int64_t s, int64_t e) { divide_.vs(po + s, count, po + s, e - s); });
     }
@@ -116,8 +131,7 @@ class VariadicKernel final : public OpKernel {
     static T Apply(T a, T) { return a; }
   };
   DataType dtype_;
-  BinaryMapRows<T, T, T> rows_, first_;
-  BinaryMapRows<float, float, float> divide_;
+  BinaryMapRows<T, T, T> rows_, first_, divide_;
 };
 
 // One kernel per ISA variant, best first.
@@ -125,6 +139,7 @@ template <class T, class Op, bool kMean = false>
 void Add(KernelRegistry& r, const std::string& op, const std::string& lower, int since, const std::string& tag,
          DataType dtype) {
   for (MapIsa isa : kMapIsas) {
+    if (ref::kIsHalf<T> && isa != MapIsa::kScalar) continue;  // the float loops inside are the baseline ones
     r.Add({.op = op,
            .since = since,
            .types = {{"T", {dtype}}},
@@ -140,14 +155,27 @@ void Add(KernelRegistry& r, const std::string& op, const std::string& lower, int
 
 void RegisterVariadicElementwiseKernels(KernelRegistry& r) {
   // Sum/Mean: 6, 8 (broadcasting), 13 (bfloat16: left to ref), float types. Max/Min: 6, 8, 12 (integer types), 13.
-  Add<float, SumOp>(r, "Sum", "sum", 6, "f32", DataType::kFloat);
-  Add<float, SumOp, true>(r, "Mean", "mean", 6, "f32", DataType::kFloat);
-  Add<float, MaxOp>(r, "Max", "max", 6, "f32", DataType::kFloat);
-  Add<int32_t, MaxOp>(r, "Max", "max", 12, "i32", DataType::kInt32);
-  Add<int64_t, MaxOp>(r, "Max", "max", 12, "i64", DataType::kInt64);
-  Add<float, MinOp>(r, "Min", "min", 6, "f32", DataType::kFloat);
-  Add<int32_t, MinOp>(r, "Min", "min", 12, "i32", DataType::kInt32);
-  Add<int64_t, MinOp>(r, "Min", "min", 12, "i64", DataType::kInt64);
+  auto floats = [&]<class T>(T, const std::string& tag, DataType dtype) {
+    Add<T, SumOp>(r, "Sum", "sum", 6, tag, dtype);
+    Add<T, SumOp, true>(r, "Mean", "mean", 6, tag, dtype);
+    Add<T, MaxOp>(r, "Max", "max", 6, tag, dtype);
+    Add<T, MinOp>(r, "Min", "min", 6, tag, dtype);
+  };
+  floats(float{}, "f32", DataType::kFloat);
+  floats(double{}, "f64", DataType::kDouble);
+  floats(Float16{}, "f16", DataType::kFloat16);
+  auto ints = [&]<class T>(T, const std::string& tag, DataType dtype) {
+    Add<T, MaxOp>(r, "Max", "max", 12, tag, dtype);
+    Add<T, MinOp>(r, "Min", "min", 12, tag, dtype);
+  };
+  ints(int8_t{}, "i8", DataType::kInt8);
+  ints(int16_t{}, "i16", DataType::kInt16);
+  ints(int32_t{}, "i32", DataType::kInt32);
+  ints(int64_t{}, "i64", DataType::kInt64);
+  ints(uint8_t{}, "u8", DataType::kUint8);
+  ints(uint16_t{}, "u16", DataType::kUint16);
+  ints(uint32_t{}, "u32", DataType::kUint32);
+  ints(uint64_t{}, "u64", DataType::kUint64);
 }
 
 }  // namespace ferry::cpu

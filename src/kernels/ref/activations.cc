@@ -5,6 +5,7 @@
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/elementwise_rules.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -127,12 +128,7 @@ struct SwishOp {
   explicit SwishOp(const ir::Node& n) : alpha(n.GetFloat("alpha", 1.0f)) {}
   template <typename T>
   T operator()(T v) const {
-    return ViaAcc(v, [&](auto x) -> decltype(x) {
-      using A = decltype(x);
-      A z = static_cast<A>(alpha) * x;
-      A s = z >= 0 ? A(1) / (A(1) + std::exp(-z)) : std::exp(z) / (A(1) + std::exp(z));
-      return x * s;
-    });
+    return ViaAcc(v, [&](auto x) { return SwishValue(x, alpha); });
   }
 };
 
@@ -143,15 +139,9 @@ struct ShrinkOp {
   template <typename T>
   T operator()(T v) const {
     if constexpr (std::is_integral_v<T>) {
-      double x = static_cast<double>(v);
-      double y = x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0);
-      return FloatToIntWrap<T>(y);
+      return ShrinkInt(v, lambd, bias);
     } else {
-      return ViaAcc(v, [&](auto x) -> decltype(x) {
-        using A = decltype(x);
-        return x < -static_cast<A>(lambd) ? x + static_cast<A>(bias)
-                                          : (x > static_cast<A>(lambd) ? x - static_cast<A>(bias) : A(0));
-      });
+      return ViaAcc(v, [&](auto x) { return ShrinkFloat(x, lambd, bias); });
     }
   }
 };

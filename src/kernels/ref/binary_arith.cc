@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/elementwise_rules.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -35,11 +36,7 @@ struct DivOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return 0;
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return static_cast<T>(WrapInt<T>(0) - static_cast<WrapInt<T>>(a));
-      }
-      return static_cast<T>(a / b);
+      return IntDiv(a, b);
     } else {
       return static_cast<T>(static_cast<Acc<T>>(a) / static_cast<Acc<T>>(b));
     }

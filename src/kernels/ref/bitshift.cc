@@ -4,6 +4,7 @@
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/elementwise_rules.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -20,9 +21,7 @@ struct BitShiftOp {
   }
   template <typename T>
   T operator()(T a, T b) const {
-    if (b >= sizeof(T) * 8) return 0;
-    using W = WrapInt<T>;
-    return static_cast<T>(left ? static_cast<W>(static_cast<W>(a) << b) : static_cast<W>(a >> b));
+    return left ? BitShiftValue<true>(a, b) : BitShiftValue<false>(a, b);
   }
 };
 

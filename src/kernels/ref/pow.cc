@@ -1,53 +1,15 @@
 // Pow: z = x ^ y with numpy broadcasting (legacy `broadcast`/`axis` in opset 1). From opset 12 the exponent may
 // have another type (T1) than the base (T); the output has the base's type. Integer ^ integer is exact
 // (wrapping) repeated squaring; everything else computes in double and converts back.
-#include <cmath>
-#include <type_traits>
-
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/elementwise_rules.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
 namespace {
 
 using PowBaseTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t>;
-
-template <typename T, typename E>
-T IntPow(T base, E exp) {
-  using W = WrapInt<T>;
-  if constexpr (std::is_signed_v<E>) {
-    if (exp < 0) {  // only 1 and -1 have integral reciprocals
-      if (base == 1) return 1;
-      if constexpr (std::is_signed_v<T>) {
-        if (base == -1) return (exp % 2) ? T(-1) : T(1);
-      }
-      return 0;
-    }
-  }
-  W result = 1, b = static_cast<W>(base);
-  auto e = static_cast<std::make_unsigned_t<E>>(exp);
-  while (e) {
-    if (e & 1u) result = static_cast<W>(result * b);
-    b = static_cast<W>(b * b);
-    e >>= 1;
-  }
-  return static_cast<T>(result);
-}
-
-template <typename T, typename E>
-T PowValue(T x, E y) {
-  if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
-    return IntPow(x, y);
-  } else {
-    double r = std::pow(static_cast<double>(static_cast<Acc<T>>(x)), static_cast<double>(static_cast<Acc<E>>(y)));
-    if constexpr (std::is_integral_v<T>) {
-      return FloatToIntWrap<T>(r);
-    } else {
-      return static_cast<T>(static_cast<Acc<T>>(r));
-    }
-  }
-}
 
 class Pow : public OpKernel {
  public:

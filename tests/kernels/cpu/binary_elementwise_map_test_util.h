@@ -50,10 +50,11 @@ inline std::vector<MapShapes> MapShapeCases(bool large = true) {
   return cases;
 }
 
-// Random values of `dt`: floats in [lo, hi) with edge values (NaN, ±inf, ±0, denormals, ±1e30); integers mostly
-// in [-1000, 1000] with 0, ±1 and the type's extremes mixed in; bools half true.
+// Random values of `dt`: floats (float32, float64, float16, bfloat16) in [lo, hi) with edge values (NaN, ±inf, ±0,
+// denormals, ±1e30); integers (signed and unsigned, 8 to 64 bits) mostly in [-1000, 1000] (wrapped to the type)
+// with 0, ±1 and the type's extremes mixed in; bools half true.
 inline Tensor MapRandom(DataType dt, const Shape& shape, std::mt19937& rng, double lo = -10, double hi = 10) {
-  if (dt == DataType::kFloat || dt == DataType::kBool) return RandomTensor(dt, shape, rng, lo, hi, true);
+  if (IsFloatingPoint(dt) || dt == DataType::kBool) return RandomTensor(dt, shape, rng, lo, hi, true);
   Tensor t(dt, shape);
   auto fill = [&](auto* p, auto lowest, auto highest) {
     using T = std::remove_pointer_t<decltype(p)>;
@@ -62,10 +63,16 @@ inline Tensor MapRandom(DataType dt, const Shape& shape, std::mt19937& rng, doub
       p[i] = EwPick(rng, 0, 3) ? static_cast<T>(EwPick(rng, -1000, 1000)) : pool[EwPick(rng, 0, 7)];
     }
   };
-  if (dt == DataType::kInt32) {
-    fill(t.data<int32_t>(), std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
-  } else {
-    fill(t.data<int64_t>(), std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  auto fill_type = [&]<class T>(T) { fill(t.data<T>(), std::numeric_limits<T>::min(), std::numeric_limits<T>::max()); };
+  switch (dt) {
+    case DataType::kInt8: fill_type(int8_t{}); break;
+    case DataType::kInt16: fill_type(int16_t{}); break;
+    case DataType::kInt32: fill_type(int32_t{}); break;
+    case DataType::kUint8: fill_type(uint8_t{}); break;
+    case DataType::kUint16: fill_type(uint16_t{}); break;
+    case DataType::kUint32: fill_type(uint32_t{}); break;
+    case DataType::kUint64: fill_type(uint64_t{}); break;
+    default: fill_type(int64_t{}); break;
   }
   return t;
 }

@@ -1,8 +1,9 @@
 // The cpu Add/Sub/Mul/Div kernels against ref: every ISA variant (chosen with --isa and proven by the placed kernel's
 // name), every path (same shape, scalar operand on either side, channel bias, trailing-dims broadcast, the general
 // odometer, tiles of short rows with one input's row repeated, empty outputs), sizes that leave SIMD tails, edge
-// values, threads 1 and 2, int32/int64. Float results must be bit-identical to ref's (one IEEE operation per element),
-// so the tolerance is zero.
+// values, threads 1 and 2; every integer type (int8..int64, uint8..uint64) and float64 on each ISA variant, float16
+// and bfloat16 (through float32). Results must be bit-identical to ref's (one IEEE operation per element, rounded
+// once for the half types), so the tolerance is zero.
 #include <climits>
 
 #include "kernels/cpu/elementwise_test_util.h"
@@ -167,8 +168,9 @@ TEST(CpuBinaryElementwise, BestVariantIsTheDefault) {
 // Integers: values around 0 (Div by 0 and by -1), and the extremes (wrapping, INT_MIN / -1).
 template <typename T>
 Tensor RandomInts(DataType dt, const Shape& shape, std::mt19937& rng) {
-  const T pool[] = {0, 1, -1, 2, -2, 3, -7, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
-                    std::numeric_limits<T>::min() + 1};
+  const T pool[] = {0, 1, static_cast<T>(-1), 2, static_cast<T>(-2), 3, static_cast<T>(-7),
+                    std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+                    static_cast<T>(std::numeric_limits<T>::min() + 1)};
   Tensor t(dt, shape);
   for (int64_t i = 0; i < t.size(); ++i) {
     t.data<T>()[i] = EwPick(rng, 0, 2) ? static_cast<T>(EwPick(rng, -1000, 1000)) : pool[EwPick(rng, 0, 9)];
@@ -176,26 +178,77 @@ Tensor RandomInts(DataType dt, const Shape& shape, std::mt19937& rng) {
   return t;
 }
 
-template <typename T>
-void CheckInts(DataType dt, const std::string& tag, uint32_t seed) {
+// The ISA variants this CPU has, best first.
+std::vector<EwVariant> HostVariants() {
+  std::vector<EwVariant> v;
+  for (const EwVariant& e : {kEwAvx512, kEwAvx2, kEwScalar}) {
+    if (EwHostHas(e)) v.push_back(e);
+  }
+  return v;
+}
+
+// One type against ref on every path: on every ISA variant of the plain loops (integers, float64), or with
+// !every_isa on the scalar one only (the half types have no other).
+void CheckTyped(DataType dt, const std::string& tag, uint32_t seed, bool every_isa,
+                Tensor (*random)(DataType, const Shape&, std::mt19937&)) {
   std::mt19937 rng(seed);
-  for (const char* op : kOps) {
-    for (int i = 0; i < 21; ++i) {
-      const ShapePair s = RandomShapes(rng, i % 7);
-      OpTest t{.op = op,
-               .opset = EwPick(rng, 0, 1) ? 14 : 7,
-               .inputs = {In("a", RandomInts<T>(dt, s.a, rng)), In("b", RandomInts<T>(dt, s.b, rng))},
-               .rtol = 0,
-               .atol = 0,
-               .threads = 1 + i % 2};
-      SCOPED_TRACE(std::string(op) + " " + s.path + ": " + ShapeToString(s.a) + " and " + ShapeToString(s.b));
-      EXPECT_TRUE(MatchesRefWithKernel(t, "", KernelName(tag, op, "scalar")));
+  const std::vector<EwVariant> variants = every_isa ? HostVariants() : std::vector<EwVariant>{kEwScalar};
+  for (const EwVariant& v : variants) {
+    for (const char* op : kOps) {
+      for (int i = 0; i < 14; ++i) {
+        const ShapePair s = RandomShapes(rng, i % 7);
+        OpTest t{.op = op,
+                 .opset = EwPick(rng, 0, 1) ? 14 : 13,
+                 .inputs = {In("a", random(dt, s.a, rng)), In("b", random(dt, s.b, rng))},
+                 .rtol = 0,
+                 .atol = 0,
+                 .threads = 1 + i % 2};
+        SCOPED_TRACE(std::string(op) + " " + s.path + ": " + ShapeToString(s.a) + " and " + ShapeToString(s.b));
+        EXPECT_TRUE(MatchesRefWithKernel(t, v.isa, KernelName(tag, op, v.impl)));
+      }
     }
   }
 }
 
-TEST(CpuBinaryElementwise, Int32MatchesRef) { CheckInts<int32_t>(DataType::kInt32, "i32", 5); }
-TEST(CpuBinaryElementwise, Int64MatchesRef) { CheckInts<int64_t>(DataType::kInt64, "i64", 6); }
+template <typename T>
+Tensor Ints(DataType dt, const Shape& shape, std::mt19937& rng) {
+  return RandomInts<T>(dt, shape, rng);
+}
+Tensor Floats(DataType dt, const Shape& shape, std::mt19937& rng) {
+  return RandomTensor(dt, shape, rng, -10, 10, true);
+}
+
+TEST(CpuBinaryElementwise, Int8MatchesRef) { CheckTyped(DataType::kInt8, "i8", 21, true, &Ints<int8_t>); }
+TEST(CpuBinaryElementwise, Int16MatchesRef) { CheckTyped(DataType::kInt16, "i16", 22, true, &Ints<int16_t>); }
+TEST(CpuBinaryElementwise, Int32MatchesRef) { CheckTyped(DataType::kInt32, "i32", 5, true, &Ints<int32_t>); }
+TEST(CpuBinaryElementwise, Int64MatchesRef) { CheckTyped(DataType::kInt64, "i64", 6, true, &Ints<int64_t>); }
+TEST(CpuBinaryElementwise, Uint8MatchesRef) { CheckTyped(DataType::kUint8, "u8", 23, true, &Ints<uint8_t>); }
+TEST(CpuBinaryElementwise, Uint16MatchesRef) { CheckTyped(DataType::kUint16, "u16", 24, true, &Ints<uint16_t>); }
+TEST(CpuBinaryElementwise, Uint32MatchesRef) { CheckTyped(DataType::kUint32, "u32", 25, true, &Ints<uint32_t>); }
+TEST(CpuBinaryElementwise, Uint64MatchesRef) { CheckTyped(DataType::kUint64, "u64", 26, true, &Ints<uint64_t>); }
+TEST(CpuBinaryElementwise, Float64MatchesRef) { CheckTyped(DataType::kDouble, "f64", 27, true, &Floats); }
+TEST(CpuBinaryElementwise, Float16MatchesRef) { CheckTyped(DataType::kFloat16, "f16", 28, false, &Floats); }
+TEST(CpuBinaryElementwise, BFloat16MatchesRef) { CheckTyped(DataType::kBFloat16, "bf16", 29, false, &Floats); }
+
+TEST(CpuBinaryElementwise, UnsignedDivisionAndWrapping) {
+  // uint16 products wrap in 16 bits (no promotion to an overflowing int); unsigned division by the type's maximum
+  // is 0 or 1 (no signed -1 rule); x / 0 = 0.
+  const std::vector<uint16_t> a = {65535, 65535, 40000, 7, 65535, 3};
+  const std::vector<uint16_t> b = {65535, 2, 3, 65535, 65535, 0};
+  for (const char* op : {"Mul", "Div"}) {
+    OpTest t{.op = op,
+             .opset = 14,
+             .inputs = {In("a", Tensor::FromVector<uint16_t>(DataType::kUint16, {6}, a)),
+                        In("b", Tensor::FromVector<uint16_t>(DataType::kUint16, {6}, b))},
+             .rtol = 0,
+             .atol = 0};
+    auto out = EwSession(t, {"cpu"}, true, 1)->Run(Feeds(t));
+    for (size_t i = 0; i < a.size(); ++i) {
+      const uint32_t want = std::string(op) == "Mul" ? (uint32_t{a[i]} * b[i]) & 0xffff : b[i] ? a[i] / b[i] : 0;
+      EXPECT_EQ(out[0].second.data<uint16_t>()[i], want) << op << " " << i;
+    }
+  }
+}
 
 TEST(CpuBinaryElementwise, IntegerDivisionEdgeCases) {
   // Truncation toward zero, x / 0 = 0, INT_MIN / -1 = INT_MIN (wraps), as ref.
@@ -206,7 +259,8 @@ TEST(CpuBinaryElementwise, IntegerDivisionEdgeCases) {
                       In("b", Tensor::FromVector<int32_t>(DataType::kInt32, {9}, b))},
            .rtol = 0,
            .atol = 0};
-  EXPECT_TRUE(MatchesRefWithKernel(t, "", "cpu.i32_div__scalar.7"));
+  const EwVariant best = HostVariants().front();
+  EXPECT_TRUE(MatchesRefWithKernel(t, "", KernelName("i32", "Div", best.impl)));
   auto out = EwSession(t, {"cpu"}, true, 1)->Run(Feeds(t));
   const std::vector<int32_t> want = {3, -3, -3, 3, 0, INT_MIN, INT_MIN, -INT_MAX, 0};
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(out[0].second.data<int32_t>()[i], want[i]) << i;
@@ -220,11 +274,19 @@ TEST(CpuBinaryElementwise, RefusesWhatItDoesNotImplement) {
                 .inputs = {In("a", RandomTensor(DataType::kFloat, {2, 3}, rng)),
                            In("b", RandomTensor(DataType::kFloat, {2, 3}, rng))}};
   ExpectRefusedAndFallsBack(legacy, "not opset 6");
-  // float64 is not implemented.
-  OpTest f64{.op = "Sub",
-             .inputs = {In("a", RandomTensor(DataType::kDouble, {4}, rng)),
-                        In("b", RandomTensor(DataType::kDouble, {4}, rng))}};
-  ExpectRefusedAndFallsBack(f64, "float64");
+}
+
+TEST(CpuBinaryElementwise, MismatchedTypesNameTheNode) {
+  std::vector<NodeInput> decl = {{"a", DataType::kInt8}, {"b", DataType::kInt8}};
+  auto session = OneNodeSession("Add", decl, {"y"}, 14, nullptr, OnlyBackend("cpu", 1));
+  std::mt19937 rng(9);
+  try {
+    session->Run({{"a", RandomInts<int8_t>(DataType::kInt8, {2, 3}, rng)},
+                  {"b", RandomInts<int8_t>(DataType::kInt8, {4}, rng)}});
+    ADD_FAILURE() << "expected an InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'n0' (Add)"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

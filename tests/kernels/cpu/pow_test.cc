@@ -1,8 +1,9 @@
-// The cpu Pow kernels against ref: a float32 base with a float32, int32 or int64 exponent on every broadcast path
+// The cpu Pow kernels against ref: a float32 base with a float32, int32, int64, uint32 or uint64 exponent, and an
+// int32 or int64 base with an int32, int64 or float32 exponent, on every broadcast path
 // (binary_elementwise_map_test_util.h), threads 1 and 2, opsets 7 (float exponent only), 12 and 15; the fast paths
 // for a single exponent of 2, 3, 1 and 0.5 (and their edge values: NaN, ±0, ±inf, negative bases, overflow) against
-// ref within the harness tolerance, 2, 1 and 0.5 bit for bit; a shape mismatch named after the node; integer bases
-// left to ref.
+// ref within the harness tolerance, 2, 1 and 0.5 bit for bit; integer powers exact with wrapping and negative
+// exponents; a shape mismatch named after the node; float64 bases left to ref.
 #include "kernels/cpu/binary_elementwise_map_test_util.h"
 
 namespace ferry::testing {
@@ -93,13 +94,74 @@ TEST(CpuPow, MismatchedShapesNameTheNode) {
                                 "[2,3] and [2] cannot be broadcast");
 }
 
-TEST(CpuPow, IntegerBasesFallBackToRef) {
+// Small unsigned exponents (uint32/uint64 have no RandomTensor range of their own).
+Tensor SmallUnsigned(DataType dt, const Shape& shape, std::mt19937& rng) {
+  Tensor t(dt, shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    const auto v = EwPick(rng, 0, 6);
+    if (dt == DataType::kUint32) t.data<uint32_t>()[i] = static_cast<uint32_t>(v);
+    if (dt == DataType::kUint64) t.data<uint64_t>()[i] = static_cast<uint64_t>(v);
+  }
+  return t;
+}
+
+TEST(CpuPow, UnsignedExponentsMatchRef) {
+  std::mt19937 rng(55);
+  for (const Typed& type : {Typed{DataType::kUint32, "u32"}, Typed{DataType::kUint64, "u64"}}) {
+    for (const MapShapes& s : MapShapeCases(false)) {
+      OpTest t{.op = "Pow",
+               .opset = EwPick(rng, 0, 1) ? 12 : 15,
+               .inputs = {In("x", MapRandom(DataType::kFloat, s.a, rng, -3, 3)),
+                          In("y", SmallUnsigned(type.dt, s.b, rng))},
+               .threads = static_cast<int>(EwPick(rng, 1, 2))};
+      EXPECT_TRUE(MatchesRefOnEveryIsa(t, "cpu.f32_pow_" + std::string(type.tag), ".12")) << type.tag << " " << s.what;
+    }
+  }
+}
+
+TEST(CpuPow, IntegerBasesMatchRef) {
+  std::mt19937 rng(56);
+  const Typed bases[] = {{DataType::kInt32, "i32"}, {DataType::kInt64, "i64"}};
+  for (const Typed& base : bases) {
+    for (const Typed& exp : kExpTypes) {
+      for (const MapShapes& s : MapShapeCases(false)) {
+        // Exponents from -3 to 12: negative ones (1 and -1 have integral reciprocals), and powers that wrap.
+        Tensor y = RandomTensor(exp.dt, s.b, rng, -3, 12);
+        OpTest t{.op = "Pow",
+                 .opset = EwPick(rng, 0, 1) ? 12 : 15,
+                 .inputs = {In("x", MapRandom(base.dt, s.a, rng)), EwPick(rng, 0, 2) ? In("y", y) : Const("y", y)},
+                 .rtol = 0,
+                 .atol = 0,
+                 .threads = static_cast<int>(EwPick(rng, 1, 2))};
+        EXPECT_TRUE(MatchesRefOnEveryIsa(t, "cpu." + std::string(base.tag) + "_pow_" + exp.tag, ".12"))
+            << base.tag << " ^ " << exp.tag << " " << s.what;
+      }
+    }
+  }
+}
+
+TEST(CpuPow, IntegerPowersAreExact) {
+  OpTest t{.op = "Pow",
+           .opset = 15,
+           .inputs = {In("x", Tensor::FromVector<int64_t>(DataType::kInt64, {6}, {3, -1, -1, 2, 5, 3})),
+                      In("y", Tensor::FromVector<int64_t>(DataType::kInt64, {6}, {39, 3, -2, -1, 0, 40}))}};
+  const auto out = EwSession(t, {"cpu"}, true, 1)->Run(Feeds(t));
+  const int64_t* z = out[0].second.data<int64_t>();
+  EXPECT_EQ(z[0], 4052555153018976267);  // 3^39, beyond double's exact integers
+  EXPECT_EQ(z[1], -1);
+  EXPECT_EQ(z[2], 1);
+  EXPECT_EQ(z[3], 0);  // 2^-1 has no integral value
+  EXPECT_EQ(z[4], 1);
+  EXPECT_EQ(static_cast<uint64_t>(z[5]), 12157665459056928801u);  // 3^40 wraps
+}
+
+TEST(CpuPow, Float64BasesFallBackToRef) {
   std::mt19937 rng(54);
-  OpTest ints{.op = "Pow",
-              .opset = 15,
-              .inputs = {In("x", RandomTensor(DataType::kInt32, {4}, rng, -5, 5)),
-                         In("y", RandomTensor(DataType::kInt32, {4}, rng, 0, 4))}};
-  ExpectRefusedAndFallsBack(ints, "int32");
+  OpTest f64{.op = "Pow",
+             .opset = 15,
+             .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng, -5, 5)),
+                        In("y", RandomTensor(DataType::kInt32, {4}, rng, 0, 4))}};
+  ExpectRefusedAndFallsBack(f64, "float64");
 }
 
 }  // namespace

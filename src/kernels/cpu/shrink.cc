@@ -1,0 +1,96 @@
+// Shrink (opset 9) on the cpu backend for every numeric type but the half ones, with ref's rule: y = x + bias where
+// x < -lambd, x - bias where x > lambd, else 0; floats in their own type (ref::ShrinkFloat), integers through
+// double and truncated back (ref::ShrinkInt). The loops are plain C++ the compiler vectorizes, compiled for
+// AVX-512F, AVX2+FMA and the baseline (binary_elementwise_map.h's unary rows, registered best first). float16 and
+// bfloat16 are left to ref.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "core/parallel.h"
+#include "kernels/cpu/binary_elementwise_map.h"
+#include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise_rules.h"
+#include "kernels/registry.h"
+
+namespace ferry::cpu {
+namespace {
+
+struct ShrinkParams {
+  float lambd = 0.5f, bias = 0.0f;
+};
+
+struct ShrinkOp {
+  template <class T>
+  static T Apply(T x, const ShrinkParams& p) {
+    if constexpr (std::is_integral_v<T>) {
+      return ref::ShrinkInt(x, p.lambd, p.bias);
+    } else {
+      return ref::ShrinkFloat(x, p.lambd, p.bias);
+    }
+  }
+};
+
+template <class T>
+class ShrinkKernel final : public OpKernel {
+ public:
+  ShrinkKernel(DataType dtype, UnaryMapRowFn<T, ShrinkParams> row, ShrinkParams params)
+      : dtype_(dtype), row_(row), params_(params) {}
+
+  // X of the kernel's type; Y has its shape.
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + ": expected " +
+                                 std::string(DataTypeName(dtype_)));
+    }
+    ctx.SetOutput(0, dtype_, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    ParallelFor(ctx.threads(), x.size(), kBinaryMapGrain,
+                [&](int64_t s, int64_t e) { row_(px + s, py + s, e - s, params_); });
+  }
+
+ private:
+  DataType dtype_;
+  UnaryMapRowFn<T, ShrinkParams> row_;
+  ShrinkParams params_;
+};
+
+template <class T>
+void AddType(KernelRegistry& r, const std::string& tag, DataType dtype) {
+  for (MapIsa isa : kMapIsas) {
+    r.Add({.op = "Shrink",
+           .since = 9,
+           .types = {{"T", {dtype}}},
+           .create = [dtype, isa](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             const ShrinkParams p{.lambd = node.GetFloat("lambd", 0.5f), .bias = node.GetFloat("bias", 0.0f)};
+             return std::make_unique<ShrinkKernel<T>>(dtype, UnaryMapRows<T, ShrinkParams, ShrinkOp>(isa), p);
+           },
+           .isa = MapIsaSet(isa),
+           .name = "cpu." + tag + "_shrink__" + MapIsaName(isa) + ".9"});
+  }
+}
+
+}  // namespace
+
+void RegisterShrinkKernels(KernelRegistry& r) {
+  AddType<float>(r, "f32", DataType::kFloat);
+  AddType<double>(r, "f64", DataType::kDouble);
+  AddType<int8_t>(r, "i8", DataType::kInt8);
+  AddType<int16_t>(r, "i16", DataType::kInt16);
+  AddType<int32_t>(r, "i32", DataType::kInt32);
+  AddType<int64_t>(r, "i64", DataType::kInt64);
+  AddType<uint8_t>(r, "u8", DataType::kUint8);
+  AddType<uint16_t>(r, "u16", DataType::kUint16);
+  AddType<uint32_t>(r, "u32", DataType::kUint32);
+  AddType<uint64_t>(r, "u64", DataType::kUint64);
+}
+
+}  // namespace ferry::cpu
