@@ -101,7 +101,19 @@ TEST(CpuUnaryPredicates, RefusesOtherTypes) {
   ExpectRefusedAndFallsBack(
       {.op = "IsNaN", .opset = 13, .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng))}}, "float64");
   ExpectRefusedAndFallsBack(
-      {.op = "IsInf", .opset = 20, .inputs = {In("x", RandomTensor(DataType::kFloat16, {4}, rng))}}, "float16");
+      {.op = "IsInf", .opset = 20, .inputs = {In("x", RandomTensor(DataType::kDouble, {4}, rng))}}, "float64");
+}
+
+TEST(CpuUnaryPredicates, HalfInputsRunOnCpuInFloat32) {
+  // No half kernel: the compute_in_float32 pass feeds the float32 kernel a Cast of the input (exact for IsNaN/IsInf).
+  std::mt19937 rng(5);
+  for (DataType dt : {DataType::kFloat16, DataType::kBFloat16}) {
+    for (const char* op : {"IsNaN", "IsInf"}) {
+      EXPECT_TRUE(MatchesRef({.op = op, .opset = 20, .inputs = {In("x", RandomTensor(dt, {37}, rng, -2, 2, true))}},
+                             "cpu"))
+          << op << " " << DataTypeName(dt);
+    }
+  }
 }
 
 }  // namespace
