@@ -1,7 +1,7 @@
 // ai.ferry BlockedPool (float32, block 8, 16 or 0: channels-last): MaxPool / AveragePool on oneDNN's pooling
 // primitive over the blocked tensors themselves (nC[d][h]w{b}c over [N, ceil(C/b) * b, spatial...]: the padding
 // channels are pooled like the others, so they stay finite when they come in finite; n[d][h]wc channels-last),
-// with the same geometry and output corrections as the plain MaxPool / AveragePool kernels (pool_common.h);
+// with the window resolved as ref resolves it and oneDNN's output corrected to ONNX's (pool_common.h);
 // GlobalAveragePool / GlobalMaxPool as own loops over the interleaved planes of each block (b, or all C
 // channels-last), in ref's order (sums in double, four partial sums; max propagating NaN). Two variants. The
 // AVX-512 one sums the global average 16 lanes at a time in double vectors (the same additions per lane in the same

@@ -12,6 +12,7 @@ void RegisterMatMulKernels(KernelRegistry& r);
 void RegisterGemmKernels(KernelRegistry& r);
 // --- oneDNN: pooling, normalization, softmax ---
 void RegisterPoolingKernels(KernelRegistry& r);
+void RegisterMaxUnpoolKernels(KernelRegistry& r);
 void RegisterBatchNormalizationKernels(KernelRegistry& r);
 void RegisterSoftmaxKernels(KernelRegistry& r);
 void RegisterLayerNormalizationKernels(KernelRegistry& r);
@@ -105,6 +106,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterEinsumKernels(r);
   // --- oneDNN: pooling, normalization, softmax ---
   RegisterPoolingKernels(r);
+  RegisterMaxUnpoolKernels(r);
   RegisterBatchNormalizationKernels(r);
   RegisterSoftmaxKernels(r);
   RegisterLayerNormalizationKernels(r);

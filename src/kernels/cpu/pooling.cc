@@ -1,17 +1,12 @@
-// MaxPool and AveragePool (float32, 1-3 spatial dims) on oneDNN's pooling primitive (pool_common.h, shared with
-// ai.ferry BlockedPool), with the window geometry (auto_pad, pads, strides, dilations, ceil_mode) resolved by the
-// same code as ref (semantics::ResolveWindow): oneDNN gets the output extent from it and as much end padding as that
-// needs. oneDNN differs from ONNX in a few places, each corrected after the primitive runs:
-// - max pooling starts from the lowest float, ONNX from -inf: an output equal to the lowest float (a window of
-//   only -inf, NaN or padding, or one whose maximum really is the lowest float) is recomputed exactly, skipping
-//   NaN like ref;
-// - its include-padding average divides by the kernel size, ONNX (count_include_pad=1) by the taps inside the
-//   padded input: they differ where ceil_mode lets the last window overhang the end padding;
-// - its exclude-padding average refuses pads as long as the window (and dilations beyond the input), which
-//   ONNX allows: then the include-padding average runs and divides by the kernel size;
-// so average outputs whose divisor differs from ref's are rescaled, and a window with no tap inside the input
-// is NaN without count_include_pad (ref's 0 / 0). Prepare checks X, resolves the window and builds the primitive for
-// each input shape (its scratchpad goes to the workspace); Compute only runs it.
+// MaxPool (with the optional Indices output, storage_order 0/1) and AveragePool (float32, 1-3 spatial dims) over
+// plain N*C planes on our own loops (pool_plain.cc, PlainPool), with the window geometry (auto_pad, pads, strides,
+// dilations, ceil_mode) resolved by the same code as ref (semantics::ResolveWindow). They replace oneDNN's pooling
+// primitive here: oneDNN 2.6 runs plain layouts on its scalar simple_nchw implementation (no JIT on AVX2), 4-39x
+// ONNX Runtime's node time on the per-op benchmark, and needed corrections afterwards (its max starts from the
+// lowest float, its averages divide differently). The loops take ref's taps in ref's order, so every output is
+// ref's bit for bit. Two variants: AVX2 (8 outputs of a row per vector) and scalar. The blocked layouts (ai.ferry
+// BlockedPool) keep oneDNN's JIT pooling (blocked_pool.cc). Prepare checks X and resolves the window for each input
+// shape; Compute only runs the loops.
 // GlobalAveragePool and GlobalMaxPool are plain plane reductions (sums in double in ref's order, max propagating
 // NaN like ref), vectorised by the compiler over independent lanes.
 #include <cmath>
@@ -23,8 +18,6 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "kernels/cpu/dnnl_scratchpad.h"
-#include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
@@ -33,29 +26,33 @@
 namespace ferry::cpu {
 namespace {
 
-constexpr size_t kMaxSpatial = 3;  // oneDNN pooling: 1-D, 2-D and 3-D
+constexpr size_t kMaxSpatial = 3;  // the plain loops: 1-D, 2-D and 3-D
 
-// The prepared state of one input shape: the primitive, Y's shape and the node, for oneDNN's errors.
+// The prepared state of one input shape: the resolved window and the planes (N * C).
 struct PoolPlan {
-  PoolPrimitive p;
-  Shape y_shape;
-  std::string what;
+  semantics::WindowGeometry g;
+  int64_t planes = 0;
 };
 
 class Pool : public OpKernel {
  public:
-  Pool(const ir::Node& node, PoolKind kind)
+  Pool(const ir::Node& node, PoolKind kind, PlainPoolIsa isa)
       : kind_(kind),
+        isa_(isa),
         attrs_(semantics::WindowAttrs::FromNode(node)),
         ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
-        count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
+        count_include_pad_(node.GetInt("count_include_pad", 0) != 0),
+        storage_order_(node.GetInt("storage_order", 0)) {
     if (attrs_.kernel_shape.empty()) {
       throw InvalidModelError(node.Describe() + ": required attribute kernel_shape is missing");
     }
+    if (kind == PoolKind::kMax && storage_order_ != 0 && storage_order_ != 1) {
+      throw InvalidModelError(node.Describe() + ": storage_order must be 0 or 1, got " +
+                              std::to_string(storage_order_));
+    }
   }
 
-  // X's checks, the window resolved and the primitive built (under the thread count it will run with), Y's shape,
-  // and the primitive's scratchpad in the workspace.
+  // X's checks, the window resolved, Y's shape (and Indices', when requested).
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
@@ -65,56 +62,55 @@ class Pool : public OpKernel {
     if (x.shape.size() < 3) {
       throw InvalidArgumentError(what + ": X must have rank >= 3 (N, C, spatial...), got " + ctx.InputString(0));
     }
-    PoolPlan& plan = ctx.EmplaceState(Build(x.shape, ctx.threads(), what + ": " + ctx.InputString(0)));
-    plan.what = what;
-    ctx.SetOutput(0, DataType::kFloat, plan.y_shape);
-    if (plan.p.has_prim) NeedScratchpad(plan.p.scratch, ctx.workspace());
+    if (x.shape.size() > kMaxSpatial + 2) {
+      throw InvalidArgumentError(what + ": the cpu kernel pools at most 3 spatial dims, got " + ctx.InputString(0));
+    }
+    PoolPlan plan;
+    const std::span<const int64_t> in_spatial(x.shape.data() + 2, x.shape.size() - 2);
+    plan.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_,
+                                      what + ": " + ctx.InputString(0));
+    plan.planes = x.shape[0] * x.shape[1];
+    Shape y_shape{x.shape[0], x.shape[1]};
+    y_shape.insert(y_shape.end(), plan.g.out.begin(), plan.g.out.end());
+    ctx.EmplaceState(std::move(plan));
+    ctx.SetOutput(0, DataType::kFloat, y_shape);
+    if (kind_ == PoolKind::kMax && ctx.output_requested(1)) ctx.SetOutput(1, DataType::kInt64, y_shape);
   }
 
   void Compute(KernelContext& ctx) const override {
     const PoolPlan& plan = ctx.state<PoolPlan>();
     const Tensor& x = ctx.required_input(0);
     Tensor& y = ctx.OutputUninitialized(0);
+    const bool want_indices = kind_ == PoolKind::kMax && ctx.output_requested(1);
+    int64_t* indices = want_indices ? ctx.OutputUninitialized(1).data<int64_t>() : nullptr;
     if (y.size() == 0) return;
-    RunPoolPrimitive(plan.p, kind_, count_include_pad_, x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), 1,
-                     ctx.threads(), plan.what);
+    const PlainPoolOptions o{.kind = kind_, .count_include_pad = count_include_pad_,
+                             .column_major = storage_order_ == 1};
+    PlainPool(plan.g, o, isa_, x.data<float>(), plan.planes, y.data<float>(), indices, ctx.threads());
   }
 
  private:
-  // The plan for X of shape `xs`, its primitive built for `threads` (the split it will run with). Throws
-  // InvalidArgumentError naming `what` for a window that does not fit X.
-  PoolPlan Build(const Shape& xs, int threads, const std::string& what) const {
-    const ScopedOmpThreads scope(threads);
-    PoolPlan e;
-    const std::span<const int64_t> in_spatial(xs.data() + 2, xs.size() - 2);
-    e.p.g = semantics::ResolveWindow(attrs_, in_spatial, attrs_.kernel_shape, ceil_mode_, what);
-    e.y_shape = {xs[0], xs[1]};
-    e.y_shape.insert(e.y_shape.end(), e.p.g.out.begin(), e.p.g.out.end());
-    e.p.x_md = PlainDesc(xs, DataType::kFloat);
-    e.p.y_md = PlainDesc(e.y_shape, DataType::kFloat);
-    const bool empty = ShapeElementCount(e.y_shape) == 0 || ShapeElementCount(xs) == 0;
-    BuildPoolPrimitive(kind_, count_include_pad_, empty, &e.p, what);
-    return e;
-  }
-
   PoolKind kind_;
+  PlainPoolIsa isa_;
   semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
+  int64_t storage_order_;
 };
 
-std::string SpatialRankReason(const ir::Node& node) {
-  const size_t rank = node.GetInts("kernel_shape").size();
-  if (rank > kMaxSpatial) {
-    return node.op_type() + ": " + std::to_string(rank) + " spatial dims are not implemented on cpu (at most 3)";
+std::string PoolReason(const ir::Node& node) {
+  const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+  if (kernel.size() > kMaxSpatial) {
+    return node.op_type() + ": " + std::to_string(kernel.size()) +
+           " spatial dims are not implemented on cpu (at most 3)";
+  }
+  int64_t taps = 1;
+  for (int64_t k : kernel) {
+    if (k > 0) taps = std::min(taps * std::min(k, kPlainPoolMaxTaps), kPlainPoolMaxTaps);
+  }
+  if (taps >= kPlainPoolMaxTaps) {
+    return node.op_type() + ": windows of 2^30 taps or more are not implemented on cpu";
   }
   return "";
-}
-
-std::string MaxPoolReason(const ir::Node& node) {
-  if (node.num_outputs() > 1 && node.output(1) != nullptr) {
-    return "MaxPool: the Indices output is not implemented on cpu";
-  }
-  return SpatialRankReason(node);
 }
 
 // The sum of one plane of `n` floats in ref's order (four partial sums in double), so even sums that cancel
@@ -205,33 +201,37 @@ class GlobalPool : public OpKernel {
   }
 };
 
-std::unique_ptr<OpKernel> MakeMaxPool(const ir::Node& node, const KernelOptions&) {
-  return std::make_unique<Pool>(node, PoolKind::kMax);
-}
-std::unique_ptr<OpKernel> MakeAveragePool(const ir::Node& node, const KernelOptions&) {
-  return std::make_unique<Pool>(node, PoolKind::kAverage);
-}
-
 }  // namespace
 
 void RegisterPoolingKernels(KernelRegistry& r) {
   const std::vector<TypeConstraintDef> f32 = {{"T", {DataType::kFloat}}};
   // Later versions add attributes (storage_order, ceil_mode, dilations, count_include_pad) whose defaults keep
   // the earlier meaning, and types; float32 has one semantics across them.
-  r.Add({.op = "MaxPool",
-         .since = 1,
-         .types = f32,
-         .create = MakeMaxPool,
-         .predicate = MaxPoolReason,
-         .name = "cpu.f32_maxpool__onednn.1",
-         .constraints = "no Indices output; 1-3 spatial dims"});
-  r.Add({.op = "AveragePool",
-         .since = 1,
-         .types = f32,
-         .create = MakeAveragePool,
-         .predicate = SpatialRankReason,
-         .name = "cpu.f32_averagepool__onednn.1",
-         .constraints = "1-3 spatial dims"});
+  // Best first: the AVX2 loops, then the scalar ones (identical results).
+  const auto def = [&](const std::string& impl, IsaSet isa, PlainPoolIsa loops) {
+    r.Add({.op = "MaxPool",
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}, {"I", {DataType::kInt64}}},
+           .create = [loops](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<Pool>(node, PoolKind::kMax, loops);
+           },
+           .predicate = PoolReason,
+           .isa = isa,
+           .name = "cpu.f32_maxpool__" + impl + ".1",
+           .constraints = "1-3 spatial dims"});
+    r.Add({.op = "AveragePool",
+           .since = 1,
+           .types = f32,
+           .create = [loops](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<Pool>(node, PoolKind::kAverage, loops);
+           },
+           .predicate = PoolReason,
+           .isa = isa,
+           .name = "cpu.f32_averagepool__" + impl + ".1",
+           .constraints = "1-3 spatial dims"});
+  };
+  def("avx2", {Isa::kAvx2, Isa::kFma}, PlainPoolIsa::kAvx2);
+  def("scalar", {}, PlainPoolIsa::kScalar);
   r.Add({.op = "GlobalAveragePool",
          .since = 1,
          .types = f32,
