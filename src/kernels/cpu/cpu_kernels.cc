@@ -95,6 +95,11 @@ void RegisterInstanceNormalizationKernels(KernelRegistry& r);
 void RegisterGroupNormalizationKernels(KernelRegistry& r);
 void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
 void RegisterLpPoolKernels(KernelRegistry& r);
+// --- sampling and detection ---
+void RegisterGridSampleKernels(KernelRegistry& r);
+void RegisterRoiAlignKernels(KernelRegistry& r);
+void RegisterNonMaxSuppressionKernels(KernelRegistry& r);
+void RegisterAffineGridKernels(KernelRegistry& r);
 void RegisterEinsumKernels(KernelRegistry& r);
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -183,6 +188,11 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterPlumbingKernels(r);
   RegisterCompressKernels(r);
   RegisterReverseSequenceKernels(r);
+  // --- sampling and detection ---
+  RegisterGridSampleKernels(r);
+  RegisterRoiAlignKernels(r);
+  RegisterNonMaxSuppressionKernels(r);
+  RegisterAffineGridKernels(r);
 }
 
 }  // namespace ferry::cpu

@@ -2,6 +2,8 @@
 // (N, C, H, W) gives grid [N, H, W, 2]; theta [N, 3, 4] with size (N, C, D, H, W) gives [N, D, H, W, 3]. Each
 // point is theta @ (x, y, [z,] 1) over the normalized base coordinates of W, H (and D): with align_corners,
 // -1 + 2i/(s-1) (just -1 when s = 1); without, -1 + (2i+1)/s.
+#include "kernels/ref/affine_grid.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -134,11 +136,15 @@ class AffineGrid : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateAffineGridKernel(const ir::Node& node, const KernelOptions& options) {
+  return MakeKernel<AffineGrid>(node, options);
+}
+
 void RegisterAffineGridKernels(KernelRegistry& r) {
   r.Add({.op = "AffineGrid",
          .since = 20,
          .types = {{"T1", dtypes::Floats()}, {"T2", {DataType::kInt64}}},
-         .create = MakeKernel<AffineGrid>,
+         .create = CreateAffineGridKernel,
          .host_inputs = {1}});
 }
 

@@ -18,13 +18,11 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/complex_types.h"
+#include "kernels/ref/grid_sample.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
 namespace {
-
-enum class GsMode { kLinear, kNearest, kCubic };
-enum class GsPadding { kZeros, kBorder, kReflection };
 
 // Reflects x into [lo, hi] by the nearer border, repeatedly.
 double Reflect(double x, double lo, double hi) {
@@ -63,15 +61,10 @@ T FromGsDouble(double v) {
   }
 }
 
-// The mode attribute as written (its default depends on the opset).
-std::string GsModeName(const ir::Node& node) {
-  return node.GetString("mode", node.opset() >= 20 ? "linear" : "bilinear");
-}
-
 std::string GridSamplePredicate(const ir::Node& node) {
   const ir::Value* x = node.input(0);
   const DataType t = x && x->type().is_tensor() ? x->type().elem_type : DataType::kUndefined;
-  const std::string mode = GsModeName(node);
+  const std::string mode = GridSampleModeName(node);
   if (!IsInterpolatable(t) && mode != "nearest") {
     return "GridSample: mode=" + mode + " on tensor(" + std::string(DataTypeName(t)) +
            ") is not defined; only nearest";
@@ -81,89 +74,26 @@ std::string GridSamplePredicate(const ir::Node& node) {
 
 class GridSample : public OpKernel {
  public:
-  explicit GridSample(const ir::Node& node)
-      : opset_(node.opset()), align_corners_(node.GetInt("align_corners", 0) != 0) {
-    const std::string mode = GsModeName(node);
-    if (mode == "linear" || mode == "bilinear") {
-      mode_ = GsMode::kLinear;
-    } else if (mode == "nearest") {
-      mode_ = GsMode::kNearest;
-    } else if (mode == "cubic" || mode == "bicubic") {
-      mode_ = GsMode::kCubic;
-    } else {
-      throw InvalidModelError(node.Describe() + ": unsupported mode '" + mode + "'");
-    }
-    const std::string padding = node.GetString("padding_mode", "zeros");
-    if (padding == "zeros") {
-      padding_ = GsPadding::kZeros;
-    } else if (padding == "border") {
-      padding_ = GsPadding::kBorder;
-    } else if (padding == "reflection") {
-      padding_ = GsPadding::kReflection;
-    } else {
-      throw InvalidModelError(node.Describe() + ": unsupported padding_mode '" + padding + "'");
-    }
-  }
-
-  // The sampling geometry for one signature.
-  struct Plan {
-    int64_t r = 0, n_batch = 0, channels = 0, out_spatial = 1, in_spatial = 1;
-    std::vector<int64_t> dims, strides;  // X's spatial dims and their strides
-  };
+  explicit GridSample(const ir::Node& node) : attrs_(ParseGridSampleAttributes(node)) {}
 
   void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& x = ctx.tensor_input(0);
-    const InputSpec& grid = ctx.tensor_input(1);
-    const Shape& xs = x.shape;
-    const Shape& gs = grid.shape;
-    const int64_t r = static_cast<int64_t>(xs.size()) - 2;
-    if (r < 1 || (opset_ < 20 && r != 2)) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must be " + (opset_ < 20 ? "4-D" : "at least 3-D") +
-                                 ", got " + ShapeToString(xs) + " (" + ctx.InputString(0) + ")");
-    }
-    if (static_cast<int64_t>(gs.size()) != r + 2 || gs[0] != xs[0] || gs[static_cast<size_t>(r + 1)] != r) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'grid' must have shape [" + std::to_string(xs[0]) +
-                                 ", spatial..., " + std::to_string(r) + "] for X " + ShapeToString(xs) + ", got " +
-                                 ShapeToString(gs) + " (" + ctx.InputString(1) + ")");
-    }
-    Plan p;
-    p.r = r;
-    p.n_batch = xs[0];
-    p.channels = xs[1];
-    Shape out_shape = {p.n_batch, p.channels};
-    p.dims.resize(static_cast<size_t>(r));
-    for (int64_t i = 0; i < r; ++i) {
-      const auto u = static_cast<size_t>(i);
-      out_shape.push_back(gs[u + 1]);
-      p.out_spatial *= gs[u + 1];
-      p.dims[u] = xs[u + 2];
-      p.in_spatial *= xs[u + 2];
-    }
-    if (ShapeElementCount(out_shape) != 0) {  // an empty Y samples nothing
-      if (p.in_spatial == 0) {
-        throw InvalidArgumentError(ctx.Describe() + ": cannot sample from the empty input " + ShapeToString(xs) +
-                                   " (" + ctx.InputString(0) + ")");
-      }
-      if (!IsInterpolatable(x.dtype) && mode_ != GsMode::kNearest) {
-        throw UnsupportedError(ctx.Describe() + ": mode " + (mode_ == GsMode::kLinear ? "linear" : "cubic") +
-                               " on tensor(" + std::string(DataTypeName(x.dtype)) + ") is not defined; only nearest");
-      }
-    }
-    p.strides = Strides(p.dims);
+    GridSamplePlan p = CheckGridSampleInputs(ctx, attrs_);
+    Shape out_shape = p.out_shape;
     ctx.EmplaceState(std::move(p));
-    ctx.SetOutput(0, x.dtype, std::move(out_shape));
+    ctx.SetOutput(0, ctx.tensor_input(0).dtype, std::move(out_shape));
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& grid = ctx.required_input(1);
-    const Plan& plan = ctx.state<Plan>();
+    const GridSamplePlan& plan = ctx.state<GridSamplePlan>();
     Tensor& y = ctx.Output(0);
     if (y.size() == 0) return;
     const int64_t r = plan.r, n_batch = plan.n_batch, channels = plan.channels;
     const int64_t out_spatial = plan.out_spatial, in_spatial = plan.in_spatial;
     const std::vector<int64_t>& dims = plan.dims;
     const std::vector<int64_t>& strides = plan.strides;
+    const int taps = attrs_.taps();
 
     Dispatch(FloatTypes{}, grid.dtype(), ctx, [&](auto gtag) {
       using G = decltype(gtag);
@@ -181,16 +111,15 @@ class GridSample : public OpKernel {
                       std::vector<std::array<int64_t, 4>> tap_off(static_cast<size_t>(r));
                       std::vector<std::array<double, 4>> tap_w(static_cast<size_t>(r));
                       std::vector<int> j(static_cast<size_t>(r));
-                      const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
                       int64_t combos = 1;
                       for (int64_t i = 0; i < r; ++i) combos *= taps;
                       for (int64_t p = begin; p < end; ++p) {
                         const int64_t n = p / out_spatial, o = p % out_spatial;
                         const G* g = gd + p * r;
                         for (int64_t i = 0; i < r; ++i) {
-                          ComputeTaps(static_cast<double>(static_cast<Acc<G>>(g[r - 1 - i])),
-                                      dims[static_cast<size_t>(i)], strides[static_cast<size_t>(i)],
-                                      tap_off[static_cast<size_t>(i)].data(), tap_w[static_cast<size_t>(i)].data());
+                          GridSampleTaps(attrs_, static_cast<double>(static_cast<Acc<G>>(g[r - 1 - i])),
+                                         dims[static_cast<size_t>(i)], strides[static_cast<size_t>(i)],
+                                         tap_off[static_cast<size_t>(i)].data(), tap_w[static_cast<size_t>(i)].data());
                         }
                         for (int64_t c = 0; c < channels; ++c) {
                           const T* img = xd + (n * channels + c) * in_spatial;
@@ -241,55 +170,129 @@ class GridSample : public OpKernel {
   }
 
  private:
-  // Fills the taps of one spatial dim (size d, stride) for normalized coordinate v.
-  void ComputeTaps(double v, int64_t d, int64_t stride, int64_t* off, double* w) const {
-    const int taps = mode_ == GsMode::kNearest ? 1 : mode_ == GsMode::kLinear ? 2 : 4;
-    for (int k = 0; k < taps; ++k) {
-      off[k] = -1;
-      w[k] = 0;
-    }
-    const double dd = static_cast<double>(d);
-    double x = align_corners_ ? (v + 1) / 2 * (dd - 1) : ((v + 1) * dd - 1) / 2;
-    x = static_cast<float>(x);  // the reference keeps denormalized coordinates in float32
-    if (!std::isfinite(x)) return;
-    if (mode_ == GsMode::kNearest) x = std::nearbyint(x);  // half to even (the volumetric test data agrees)
-    const double lo = align_corners_ ? 0.0 : -0.5, hi = align_corners_ ? dd - 1 : dd - 0.5;
-    if (x < lo || x > hi) {
-      if (padding_ == GsPadding::kBorder) x = std::clamp(x, 0.0, dd - 1);
-      if (padding_ == GsPadding::kReflection) x = Reflect(x, lo, hi);
-    }
-    if (x < -8 || x > dd + 8) return;  // zeros padding far outside: every tap is 0
-    auto fetch = [&](int64_t i) -> int64_t {
-      if (padding_ == GsPadding::kZeros) return i >= 0 && i < d ? i * stride : -1;
-      if (padding_ == GsPadding::kBorder) return std::clamp<int64_t>(i, 0, d - 1) * stride;
-      return std::clamp<int64_t>(static_cast<int64_t>(Reflect(static_cast<double>(i), lo, hi)), 0, d - 1) * stride;
-    };
-    if (mode_ == GsMode::kNearest) {
-      off[0] = fetch(static_cast<int64_t>(x));  // truncation, as the reference's astype(int32)
-      w[0] = 1;
-      return;
-    }
-    const double fl = std::floor(x);
-    const int64_t x0 = static_cast<int64_t>(fl);
-    const double t = x - fl;
-    if (mode_ == GsMode::kLinear) {
-      off[0] = fetch(x0);
-      off[1] = fetch(x0 + 1);
-      w[0] = 1 - t;
-      w[1] = t;
-      return;
-    }
-    CubicCoeffs(t, w);
-    for (int k = 0; k < 4; ++k) off[k] = fetch(x0 - 1 + k);
-  }
-
-  int64_t opset_;
-  bool align_corners_;
-  GsMode mode_ = GsMode::kLinear;
-  GsPadding padding_ = GsPadding::kZeros;
+  GridSampleAttributes attrs_;
 };
 
 }  // namespace
+
+std::string GridSampleModeName(const ir::Node& node) {
+  return node.GetString("mode", node.opset() >= 20 ? "linear" : "bilinear");
+}
+
+GridSampleAttributes ParseGridSampleAttributes(const ir::Node& node) {
+  GridSampleAttributes a;
+  a.opset = node.opset();
+  a.align_corners = node.GetInt("align_corners", 0) != 0;
+  const std::string mode = GridSampleModeName(node);
+  if (mode == "linear" || mode == "bilinear") {
+    a.mode = GridSampleMode::kLinear;
+  } else if (mode == "nearest") {
+    a.mode = GridSampleMode::kNearest;
+  } else if (mode == "cubic" || mode == "bicubic") {
+    a.mode = GridSampleMode::kCubic;
+  } else {
+    throw InvalidModelError(node.Describe() + ": unsupported mode '" + mode + "'");
+  }
+  const std::string padding = node.GetString("padding_mode", "zeros");
+  if (padding == "zeros") {
+    a.padding = GridSamplePadding::kZeros;
+  } else if (padding == "border") {
+    a.padding = GridSamplePadding::kBorder;
+  } else if (padding == "reflection") {
+    a.padding = GridSamplePadding::kReflection;
+  } else {
+    throw InvalidModelError(node.Describe() + ": unsupported padding_mode '" + padding + "'");
+  }
+  return a;
+}
+
+GridSamplePlan CheckGridSampleInputs(const PrepareContext& ctx, const GridSampleAttributes& attrs) {
+  const InputSpec& x = ctx.tensor_input(0);
+  const InputSpec& grid = ctx.tensor_input(1);
+  const Shape& xs = x.shape;
+  const Shape& gs = grid.shape;
+  const int64_t r = static_cast<int64_t>(xs.size()) - 2;
+  const bool only_4d = attrs.opset < 20;
+  if (r < 1 || (only_4d && r != 2)) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'X' must be " + (only_4d ? "4-D" : "at least 3-D") +
+                               ", got " + ShapeToString(xs) + " (" + ctx.InputString(0) + ")");
+  }
+  if (static_cast<int64_t>(gs.size()) != r + 2 || gs[0] != xs[0] || gs[static_cast<size_t>(r + 1)] != r) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'grid' must have shape [" + std::to_string(xs[0]) +
+                               ", spatial..., " + std::to_string(r) + "] for X " + ShapeToString(xs) + ", got " +
+                               ShapeToString(gs) + " (" + ctx.InputString(1) + ")");
+  }
+  GridSamplePlan p;
+  p.r = r;
+  p.n_batch = xs[0];
+  p.channels = xs[1];
+  p.out_shape = {p.n_batch, p.channels};
+  p.dims.resize(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) {
+    const auto u = static_cast<size_t>(i);
+    p.out_shape.push_back(gs[u + 1]);
+    p.out_spatial *= gs[u + 1];
+    p.dims[u] = xs[u + 2];
+    p.in_spatial *= xs[u + 2];
+  }
+  if (ShapeElementCount(p.out_shape) != 0) {  // an empty Y samples nothing
+    if (p.in_spatial == 0) {
+      throw InvalidArgumentError(ctx.Describe() + ": cannot sample from the empty input " + ShapeToString(xs) +
+                                 " (" + ctx.InputString(0) + ")");
+    }
+    if (!IsInterpolatable(x.dtype) && attrs.mode != GridSampleMode::kNearest) {
+      throw UnsupportedError(ctx.Describe() + ": mode " +
+                             (attrs.mode == GridSampleMode::kLinear ? "linear" : "cubic") + " on tensor(" +
+                             std::string(DataTypeName(x.dtype)) + ") is not defined; only nearest");
+    }
+  }
+  p.strides = Strides(p.dims);
+  return p;
+}
+
+void GridSampleTaps(const GridSampleAttributes& attrs, double v, int64_t d, int64_t stride, int64_t* off,
+                    double* w) {
+  const int taps = attrs.taps();
+  for (int k = 0; k < taps; ++k) {
+    off[k] = -1;
+    w[k] = 0;
+  }
+  const bool align = attrs.align_corners;
+  const GridSamplePadding padding = attrs.padding;
+  const double dd = static_cast<double>(d);
+  double x = align ? (v + 1) / 2 * (dd - 1) : ((v + 1) * dd - 1) / 2;
+  x = static_cast<float>(x);  // the reference keeps denormalized coordinates in float32
+  if (!std::isfinite(x)) return;
+  if (attrs.mode == GridSampleMode::kNearest) x = std::nearbyint(x);  // half to even (the volumetric data agrees)
+  const double lo = align ? 0.0 : -0.5, hi = align ? dd - 1 : dd - 0.5;
+  if (x < lo || x > hi) {
+    if (padding == GridSamplePadding::kBorder) x = std::clamp(x, 0.0, dd - 1);
+    if (padding == GridSamplePadding::kReflection) x = Reflect(x, lo, hi);
+  }
+  if (x < -8 || x > dd + 8) return;  // zeros padding far outside: every tap is 0
+  auto fetch = [&](int64_t i) -> int64_t {
+    if (padding == GridSamplePadding::kZeros) return i >= 0 && i < d ? i * stride : -1;
+    if (padding == GridSamplePadding::kBorder) return std::clamp<int64_t>(i, 0, d - 1) * stride;
+    return std::clamp<int64_t>(static_cast<int64_t>(Reflect(static_cast<double>(i), lo, hi)), 0, d - 1) * stride;
+  };
+  if (attrs.mode == GridSampleMode::kNearest) {
+    off[0] = fetch(static_cast<int64_t>(x));  // truncation, as the reference's astype(int32)
+    w[0] = 1;
+    return;
+  }
+  const double fl = std::floor(x);
+  const int64_t x0 = static_cast<int64_t>(fl);
+  const double t = x - fl;
+  if (attrs.mode == GridSampleMode::kLinear) {
+    off[0] = fetch(x0);
+    off[1] = fetch(x0 + 1);
+    w[0] = 1 - t;
+    w[1] = t;
+    return;
+  }
+  CubicCoeffs(t, w);
+  for (int k = 0; k < 4; ++k) off[k] = fetch(x0 - 1 + k);
+}
 
 void RegisterGridSampleKernels(KernelRegistry& r) {
   const auto t1 = dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
