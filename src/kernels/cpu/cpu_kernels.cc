@@ -7,19 +7,27 @@ namespace ferry::cpu {
 // --- oneDNN: convolution ---
 void RegisterConvKernels(KernelRegistry& r);
 void RegisterConvTransposeKernels(KernelRegistry& r);
-// --- oneDNN: matmul, gemm ---
+// --- oneDNN and GEMM: matmul, gemm, einsum ---
 void RegisterMatMulKernels(KernelRegistry& r);
 void RegisterGemmKernels(KernelRegistry& r);
-// --- oneDNN: pooling, normalization, softmax ---
+void RegisterEinsumKernels(KernelRegistry& r);
+// --- pooling ---
 void RegisterPoolingKernels(KernelRegistry& r);
+void RegisterLpPoolKernels(KernelRegistry& r);
 void RegisterMaxUnpoolKernels(KernelRegistry& r);
+// --- normalization and softmax ---
 void RegisterBatchNormalizationKernels(KernelRegistry& r);
 void RegisterSoftmaxKernels(KernelRegistry& r);
 void RegisterLayerNormalizationKernels(KernelRegistry& r);
 void RegisterRmsNormalizationKernels(KernelRegistry& r);
-// --- vectorized statistical normalization (normalization_rows.h) ---
 void RegisterLpNormalizationKernels(KernelRegistry& r);
 void RegisterLRNKernels(KernelRegistry& r);
+void RegisterInstanceNormalizationKernels(KernelRegistry& r);
+void RegisterGroupNormalizationKernels(KernelRegistry& r);
+void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
+// --- attention ---
+void RegisterOnnxAttentionKernels(KernelRegistry& r);
+void RegisterRotaryEmbeddingKernels(KernelRegistry& r);
 // --- vectorized elementwise ---
 void RegisterBinaryElementwiseKernels(KernelRegistry& r);
 void RegisterUnaryElementwiseKernels(KernelRegistry& r);
@@ -29,11 +37,11 @@ void RegisterModKernels(KernelRegistry& r);
 void RegisterPReluKernels(KernelRegistry& r);
 void RegisterVariadicElementwiseKernels(KernelRegistry& r);
 void RegisterCompareKernels(KernelRegistry& r);
+void RegisterLogicalKernels(KernelRegistry& r);
 void RegisterBitwiseKernels(KernelRegistry& r);
 void RegisterBitShiftKernels(KernelRegistry& r);
 void RegisterShrinkKernels(KernelRegistry& r);
 void RegisterSwishKernels(KernelRegistry& r);
-void RegisterLogicalKernels(KernelRegistry& r);
 // --- vectorized data movement ---
 void RegisterViewKernels(KernelRegistry& r);
 void RegisterTransposeKernels(KernelRegistry& r);
@@ -58,17 +66,21 @@ void RegisterGatherNDKernels(KernelRegistry& r);
 void RegisterScatterElementsKernels(KernelRegistry& r);
 void RegisterOneHotKernels(KernelRegistry& r);
 void RegisterEyeLikeKernels(KernelRegistry& r);
-// --- ai.ferry (optimizer-produced ops) ---
+void RegisterCompressKernels(KernelRegistry& r);
+void RegisterReverseSequenceKernels(KernelRegistry& r);
+// --- ai.ferry (optimizer-produced ops), resampling, recurrent ---
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
-void RegisterOnnxAttentionKernels(KernelRegistry& r);
-void RegisterRotaryEmbeddingKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
-
-// --- vectorized reductions ---
+void RegisterResizeKernels(KernelRegistry& r);
+void RegisterUpsampleKernels(KernelRegistry& r);
+void RegisterLstmKernels(KernelRegistry& r);
+void RegisterGruKernels(KernelRegistry& r);
+void RegisterRnnKernels(KernelRegistry& r);
+// --- vectorized reductions, losses ---
 void RegisterReduceKernels(KernelRegistry& r);
 void RegisterArgMaxMinKernels(KernelRegistry& r);
 void RegisterTopKKernels(KernelRegistry& r);
@@ -77,52 +89,39 @@ void RegisterCumProdKernels(KernelRegistry& r);
 void RegisterNegativeLogLikelihoodLossKernels(KernelRegistry& r);
 void RegisterSoftmaxCrossEntropyLossKernels(KernelRegistry& r);
 void RegisterHardmaxKernels(KernelRegistry& r);
-
-void RegisterLstmKernels(KernelRegistry& r);
-void RegisterGruKernels(KernelRegistry& r);
-void RegisterRnnKernels(KernelRegistry& r);
-
-void RegisterResizeKernels(KernelRegistry& r);
-void RegisterUpsampleKernels(KernelRegistry& r);
-
 // --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
 void RegisterPlumbingKernels(KernelRegistry& r);
-
-// --- vectorized data movement by storage word (strided_copy.h) ---
-void RegisterCompressKernels(KernelRegistry& r);
-void RegisterReverseSequenceKernels(KernelRegistry& r);
-void RegisterInstanceNormalizationKernels(KernelRegistry& r);
-void RegisterGroupNormalizationKernels(KernelRegistry& r);
-void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r);
-void RegisterLpPoolKernels(KernelRegistry& r);
 // --- sampling and detection ---
 void RegisterGridSampleKernels(KernelRegistry& r);
 void RegisterRoiAlignKernels(KernelRegistry& r);
 void RegisterNonMaxSuppressionKernels(KernelRegistry& r);
 void RegisterAffineGridKernels(KernelRegistry& r);
-void RegisterEinsumKernels(KernelRegistry& r);
+
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
   RegisterConvKernels(r);
   RegisterConvTransposeKernels(r);
-  // --- oneDNN: matmul, gemm ---
+  // --- oneDNN and GEMM: matmul, gemm, einsum ---
   RegisterMatMulKernels(r);
   RegisterGemmKernels(r);
   RegisterEinsumKernels(r);
-  // --- oneDNN: pooling, normalization, softmax ---
+  // --- pooling ---
   RegisterPoolingKernels(r);
+  RegisterLpPoolKernels(r);
   RegisterMaxUnpoolKernels(r);
+  // --- normalization and softmax ---
   RegisterBatchNormalizationKernels(r);
   RegisterSoftmaxKernels(r);
   RegisterLayerNormalizationKernels(r);
   RegisterRmsNormalizationKernels(r);
-  // --- vectorized statistical normalization (normalization_rows.h) ---
   RegisterLpNormalizationKernels(r);
+  RegisterLRNKernels(r);
   RegisterInstanceNormalizationKernels(r);
   RegisterGroupNormalizationKernels(r);
   RegisterMeanVarianceNormalizationKernels(r);
-  RegisterLpPoolKernels(r);
-  RegisterLRNKernels(r);
+  // --- attention ---
+  RegisterOnnxAttentionKernels(r);
+  RegisterRotaryEmbeddingKernels(r);
   // --- vectorized elementwise ---
   RegisterBinaryElementwiseKernels(r);
   RegisterUnaryElementwiseKernels(r);
@@ -161,21 +160,21 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterScatterElementsKernels(r);
   RegisterOneHotKernels(r);
   RegisterEyeLikeKernels(r);
-  // --- ai.ferry (optimizer-produced ops) ---
+  RegisterCompressKernels(r);
+  RegisterReverseSequenceKernels(r);
+  // --- ai.ferry (optimizer-produced ops), resampling, recurrent ---
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
   RegisterFusedMatMulKernels(r);
   RegisterFerryAttentionKernels(r);
-  RegisterOnnxAttentionKernels(r);
-  RegisterRotaryEmbeddingKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
   RegisterResizeKernels(r);
   RegisterUpsampleKernels(r);
   RegisterLstmKernels(r);
   RegisterGruKernels(r);
   RegisterRnnKernels(r);
-  // --- vectorized reductions ---
+  // --- vectorized reductions, losses ---
   RegisterReduceKernels(r);
   RegisterArgMaxMinKernels(r);
   RegisterTopKKernels(r);
@@ -184,10 +183,8 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterNegativeLogLikelihoodLossKernels(r);
   RegisterSoftmaxCrossEntropyLossKernels(r);
   RegisterHardmaxKernels(r);
-  // --- no arithmetic ---
+  // --- no arithmetic: control flow, sequences, optionals, metadata (ref's kernels) ---
   RegisterPlumbingKernels(r);
-  RegisterCompressKernels(r);
-  RegisterReverseSequenceKernels(r);
   // --- sampling and detection ---
   RegisterGridSampleKernels(r);
   RegisterRoiAlignKernels(r);
