@@ -53,6 +53,8 @@ ir::Value* BuildFusedActivation(Builder& b, ir::Value* x) {
       if (b.opset() >= 20) return b.Op("Gelu", {x}, {StringAttr("approximate", tanh ? "tanh" : "none")});
       return BuildGelu(b, x, tanh);
     }
+    // Mish as the op from opset 18, else as primitives (BuildMish: Clip, Exp, Add, Mul, Add, Div, Mul).
+    case Kind::kMish: return b.opset() >= 18 ? b.Op("Mish", {x}) : BuildMish(b, x);
   }
   return x;
 }

@@ -1,9 +1,10 @@
 // FuseConvActivation (level 2): Conv or FusedConv followed by an activation => FusedConv with `activation`.
 // Identity: act(Conv(X, W, B) [+ Z]) evaluated elementwise on the conv's result as it is written (oneDNN eltwise
 // post-op); exact up to float re-association of the conv itself. Activations: Relu, LeakyRelu, Clip (constant
-// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (approximate "none" or "tanh"), and SiLU written as
-// Mul(Y, Sigmoid(Y)) (ActivationPattern, fusion_util.h). Only when the conv output has no other reader and the
-// fused node runs where the conv would.
+// bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu (approximate "none" or "tanh"), Mish (the op, or
+// Mul(Y, Tanh(Softplus(Y))) as YOLOv4-style models are exported), and SiLU written as Mul(Y, Sigmoid(Y))
+// (ActivationPattern, fusion_util.h). Only when the conv output has no other reader and the fused node runs where
+// the conv would.
 #include "passes/fusion_util.h"
 #include "passes/pass_list.h"
 #include "passes/pattern.h"
@@ -41,8 +42,9 @@ class FuseConvActivation : public Pass {
   int level() const override { return 2; }
   std::string_view summary() const override {
     return "Conv or FusedConv followed by Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, HardSigmoid, "
-           "HardSwish, Gelu or SiLU => FusedConv with that `activation`. Identity: act(conv) applied elementwise"
-           " to each conv result as it is written; exact up to float re-association of the conv.";
+           "HardSwish, Gelu, Mish (or x * tanh(softplus(x))) or SiLU => FusedConv with that `activation`. "
+           "Identity: act(conv) applied elementwise to each conv result as it is written; exact up to float "
+           "re-association of the conv.";
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override { return ApplyRules(model, ctx, Rules()); }

@@ -60,8 +60,10 @@ Pattern ActivationPattern(const Pattern& y) {
   return OneOf({Op("Relu", {y}), Op("Sigmoid", {y}), Op("Tanh", {y}), Op("HardSwish", {y}), Op("LeakyRelu", {y}),
                 Op("HardSigmoid", {y}), Op("Clip", {y, Optional(Const("act_min")), Optional(Const("act_max"))}),
                 Op("Gelu", {y}).Where(gelu_mode),
-                Op("Gelu", {y}).Domain(std::string(schemas::kFerryDomain)).Where(gelu_mode),
-                Commutative("Mul", {y, Op("Sigmoid", {y}).As("act_sigmoid")})});  // SiLU: y * sigmoid(y)
+                Op("Gelu", {y}).Domain(std::string(schemas::kFerryDomain)).Where(gelu_mode), Op("Mish", {y}),
+                Commutative("Mul", {y, Op("Sigmoid", {y}).As("act_sigmoid")}),  // SiLU: y * sigmoid(y)
+                // Mish as exported before opset 18: y * tanh(softplus(y))
+                Commutative("Mul", {y, Op("Tanh", {Op("Softplus", {y}).As("act_softplus")}).As("act_tanh")})});
 }
 
 std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m) {
@@ -71,6 +73,9 @@ std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m) 
   if (ir::Node* sigmoid = m.node("act_sigmoid")) {
     r.nodes = {sigmoid, act};
     r.activation = "Silu";
+  } else if (ir::Node* tanh = m.node("act_tanh")) {
+    r.nodes = {m.node("act_softplus"), tanh, act};
+    r.activation = "Mish";
   } else if (op == "Gelu") {
     if (const ir::Attribute* mode = act->attr("approximate"); mode && mode->s == "tanh") r.activation = "GeluTanh";
   } else if (op == "LeakyRelu" || op == "HardSigmoid") {

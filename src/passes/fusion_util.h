@@ -28,10 +28,10 @@ struct ActivationMatch {
   std::vector<ir::Attribute> Attributes() const;
 };
 
-// An activation a fused node can apply, reading what `y` matches (a named pattern: SiLU reads it twice), as the
-// root of a pattern: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu
-// (ai.ferry::Gelu, or ONNX's, approximate "none" or "tanh"), or SiLU written as Mul(Y, Sigmoid(Y)). The names
-// act_min, act_max and act_sigmoid are its own.
+// An activation a fused node can apply, reading what `y` matches (a named pattern: SiLU and Mish read it twice),
+// as the root of a pattern: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu
+// (ai.ferry::Gelu, or ONNX's, approximate "none" or "tanh"), Mish (the op, or Mul(Y, Tanh(Softplus(Y)))), or SiLU
+// written as Mul(Y, Sigmoid(Y)). The names act_min, act_max, act_sigmoid, act_softplus and act_tanh are its own.
 Pattern ActivationPattern(const Pattern& y);
 // The activation a match of ActivationPattern found, or nullopt when it has no fused form (Clip bounds that are
 // not scalars). Its nodes are the activation's (without y's producer), the root last.

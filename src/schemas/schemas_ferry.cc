@@ -13,7 +13,7 @@
 // FusedConv(X, W, B?, Z?) -> Y        Y = act(Conv(X, W, B) + Z); Conv's attributes, plus `activation`
 //                                      (one of the table in semantics/fused_activation.h: "" none, Relu,
 //                                      LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, Gelu,
-//                                      GeluTanh) with its parameters in `activation_params` (empty: the
+//                                      GeluTanh, Mish) with its parameters in `activation_params` (empty: the
 //                                      table's defaults). Z, when given, has Y's shape.
 // BlockedConv(X, W, B?, Z?) -> Y      FusedConv on blocked X (plain X when plain_input = 1), Z and Y; `block`.
 // BlockedPool(X) -> Y                  `mode` (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) on blocked

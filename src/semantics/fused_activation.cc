@@ -25,13 +25,14 @@ constexpr FusedActivationInfo kActivations[] = {
     {Kind::kSilu, "Silu", 0, {}, {0, 0}},
     {Kind::kGelu, "Gelu", 0, {}, {0, 0}},
     {Kind::kGeluTanh, "GeluTanh", 0, {}, {0, 0}},
+    {Kind::kMish, "Mish", 0, {}, {0, 0}},
 };
 
 constexpr bool InKindOrder() {
   for (size_t i = 0; i < std::size(kActivations); ++i) {
     if (static_cast<size_t>(kActivations[i].kind) != i) return false;
   }
-  return std::size(kActivations) == static_cast<size_t>(Kind::kGeluTanh) + 1;
+  return std::size(kActivations) == static_cast<size_t>(Kind::kMish) + 1;
 }
 static_assert(InKindOrder(), "FusedActivationOf indexes the table by kind");
 

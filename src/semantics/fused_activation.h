@@ -14,12 +14,14 @@
 //   Silu         -                            x * sigmoid(x)
 //   Gelu         -                            x * 0.5 * (1 + erf(x / sqrt 2)), as the ref Gelu kernel
 //   GeluTanh     -                            x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), likewise
+//   Mish         -                            x * tanh(softplus(x)), softplus as the ref Softplus kernel
 //
 // Each is exactly the standard ONNX op of that name (Silu: Mul(x, Sigmoid(x)); Gelu: Gelu-20 with approximate
-// "none"; GeluTanh: Gelu-20 with approximate "tanh"), with the op's attribute of the parameter's name where it has
-// one (LeakyRelu alpha, HardSigmoid alpha and beta; Clip's bounds are inputs from opset 11), so FusedConv equals
-// Conv, Add and the activation run one after another. Users: the fusion passes (which activation a node becomes),
-// legalization (the node back as standard ops), the ref kernels (the loops) and the cpu kernels (oneDNN post-ops).
+// "none"; GeluTanh: Gelu-20 with approximate "tanh"; Mish: Mish-18, or Mul(x, Tanh(Softplus(x))) at any opset),
+// with the op's attribute of the parameter's name where it has one (LeakyRelu alpha, HardSigmoid alpha and beta;
+// Clip's bounds are inputs from opset 11), so FusedConv equals Conv, Add and the activation run one after
+// another. Users: the fusion passes (which activation a node becomes), legalization (the node back as standard
+// ops), the ref kernels (the loops) and the cpu kernels (oneDNN post-ops).
 #pragma once
 
 #include <algorithm>
@@ -35,7 +37,7 @@
 namespace ferry::semantics {
 
 enum class FusedActivationKind {
-  kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu, kGeluTanh
+  kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kGelu, kGeluTanh, kMish
 };
 
 // One row of the table.
@@ -53,7 +55,7 @@ std::span<const FusedActivationInfo> FusedActivations();
 const FusedActivationInfo* FindFusedActivation(std::string_view name);
 // The row of `kind`.
 const FusedActivationInfo& FusedActivationOf(FusedActivationKind kind);
-// The names for a message: "\"\", Relu, LeakyRelu, ..., Gelu or GeluTanh".
+// The names for a message: "\"\", Relu, LeakyRelu, ..., GeluTanh or Mish".
 std::string FusedActivationNames();
 
 // A parsed activation: the kind and its parameters (LeakyRelu: alpha; Clip: alpha = min, beta = max;
@@ -82,6 +84,8 @@ namespace detail {
 inline float Sigmoid(float x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
 // min(1, max(0, v)) with NaN kept (std::min/max would turn it into a bound).
 inline float Clamp01(float v) { return std::isnan(v) ? v : std::min(1.0f, std::max(0.0f, v)); }
+// log(1 + exp(x)) as the ref Softplus kernel computes it (activations.cc): exp never overflows; NaN stays NaN.
+inline float Softplus(float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 }  // namespace detail
 
 // The Gelu formulas of the ref Gelu kernel, in accumulation type A; the fused activation uses them in float so
@@ -113,6 +117,7 @@ inline float ApplyFusedActivation(float x, float a, float b) {
   if constexpr (K == Kind::kSilu) return x * detail::Sigmoid(x);
   if constexpr (K == Kind::kGelu) return GeluErf(x);
   if constexpr (K == Kind::kGeluTanh) return GeluTanh(x);
+  if constexpr (K == Kind::kMish) return x * std::tanh(detail::Softplus(x));
 }
 
 // Calls fn(std::integral_constant<FusedActivationKind, K>{}) for the K of `kind`: one loop per kind, no switch
@@ -132,6 +137,7 @@ inline decltype(auto) DispatchFusedActivation(FusedActivationKind kind, Fn&& fn)
     case Kind::kSilu: return fn(std::integral_constant<Kind, Kind::kSilu>{});
     case Kind::kGelu: return fn(std::integral_constant<Kind, Kind::kGelu>{});
     case Kind::kGeluTanh: return fn(std::integral_constant<Kind, Kind::kGeluTanh>{});
+    case Kind::kMish: return fn(std::integral_constant<Kind, Kind::kMish>{});
   }
   return fn(std::integral_constant<Kind, Kind::kNone>{});
 }

@@ -286,11 +286,12 @@ TEST(LegalizeDecomposition, FerryAttentionAndFusedOps) {
                      {Float("scale", 0.5f)});
   a.rtol = 1e-4;
   EXPECT_TRUE(DecompositionMatches(a, 17));
-  // FusedMatMul with a bias and each activation, at opset 17 (HardSwish an op there, Gelu primitives) and 20.
+  // FusedMatMul with a bias and each activation, at opset 17 (HardSwish an op there, Gelu and Mish primitives)
+  // and 20 (Gelu and Mish ops).
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
       {"", {}},         {"Relu", {}},         {"LeakyRelu", {0.2f}}, {"Clip", {-0.5f, 0.7f}}, {"Sigmoid", {}},
       {"Tanh", {}},     {"HardSigmoid", {}},  {"HardSwish", {}},     {"Silu", {}},            {"Gelu", {}},
-      {"GeluTanh", {}}};
+      {"GeluTanh", {}}, {"Mish", {}}};
   for (const auto& [act, params] : acts) {
     for (int64_t opset : {17, 20}) {
       std::vector<onnx::AttributeProto> attrs = {Str("activation", act)};
@@ -306,6 +307,22 @@ TEST(LegalizeDecomposition, FerryAttentionAndFusedOps) {
                          Const("b", Rand({3}, -1, 1, 3)), In("z", Rand({1, 3, 5, 5}, -1, 1, 4))},
                         {Ints("pads", {1, 1, 1, 1}), Str("activation", "Relu")});
   EXPECT_TRUE(DecompositionMatches(conv, 17));
+}
+
+// FusedConv {Mish} (YOLOv4's conv + Mish) back to Conv, Add and Mish: the Mish op from opset 18, before it
+// BuildMish's primitives (Clip, Exp, Add, Mul, Add, Div, Mul), over inputs wide enough to reach its clamp at 20.
+TEST(LegalizeDecomposition, FusedConvWithMish) {
+  for (int64_t opset : {17, 18}) {
+    OpTest conv = FerryOp("FusedConv",
+                          {In("x", Rand({1, 3, 6, 6}, -4, 4)), Const("w", Rand({4, 3, 3, 3}, -1, 1, 2)),
+                           Const("b", Rand({4}, -1, 1, 3)), In("z", Rand({1, 4, 6, 6}, -30, 30, 4))},
+                          {Ints("pads", {1, 1, 1, 1}), Str("activation", "Mish")});
+    conv.rtol = 1e-5;
+    conv.atol = 1e-5;
+    std::string ops;
+    EXPECT_TRUE(DecompositionMatches(conv, opset, &ops)) << "opset " << opset;
+    EXPECT_EQ(ops, opset >= 18 ? "Conv Add Mish" : "Conv Add Clip Exp Add Mul Add Div Mul") << "opset " << opset;
+  }
 }
 
 // ---- refusals --------------------------------------------------------------------------------------------------

@@ -27,10 +27,10 @@ TEST(SemanticsFusedActivation, TheTableIsIndexedByKindAndNamesEveryActivation) {
     EXPECT_EQ(&FusedActivationOf(info.kind), &info);
     EXPECT_EQ(FindFusedActivation(info.name), &info);
   }
-  EXPECT_EQ(FusedActivations().size(), 11u);
+  EXPECT_EQ(FusedActivations().size(), 12u);
   EXPECT_EQ(FindFusedActivation("Elu"), nullptr);
   EXPECT_EQ(FusedActivationNames(),
-            "\"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, Gelu or GeluTanh");
+            "\"\", Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Silu, Gelu, GeluTanh or Mish");
 }
 
 TEST(SemanticsFusedActivation, EmptyParamsAreTheDefaults) {
@@ -73,6 +73,30 @@ TEST(SemanticsFusedActivation, TheFormulasKeepNaNAndFollowOnnx) {
   EXPECT_FLOAT_EQ(ApplyFusedActivation(Parsed("Silu"), 1), 1 / (1 + std::exp(-1.0f)));
   EXPECT_FLOAT_EQ(ApplyFusedActivation(Parsed("Gelu"), 1), 0.5f * (1 + std::erf(1 / std::sqrt(2.0f))));
   EXPECT_NEAR(ApplyFusedActivation(Parsed("GeluTanh"), 1), 0.841192f, 1e-6f);
+}
+
+// Mish is the ref Mish kernel's x * tanh(softplus(x)) (softplus without overflow), so FusedConv {Mish} equals Conv
+// then Mish: bit for bit on a sweep, with the edge values of the op.
+TEST(SemanticsFusedActivation, MishIsXTimesTanhOfSoftplus) {
+  const FusedActivation mish = Parsed("Mish");
+  EXPECT_EQ(mish.kind, Kind::kMish);
+  for (float x = -30; x <= 30; x += 0.0625f) {
+    const float softplus = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    EXPECT_EQ(ApplyFusedActivation(mish, x), x * std::tanh(softplus)) << x;
+    // and the function itself, in double
+    const double d = x;
+    EXPECT_NEAR(ApplyFusedActivation(mish, x), d * std::tanh(std::log1p(std::exp(d))), 1e-6 * (1 + std::fabs(d)))
+        << x;
+  }
+  EXPECT_NEAR(ApplyFusedActivation(mish, 1), 0.865098f, 1e-6f);
+  EXPECT_EQ(ApplyFusedActivation(mish, 0), 0);
+  EXPECT_EQ(ApplyFusedActivation(mish, 100), 100);    // exp(-100) underflows harmlessly
+  EXPECT_EQ(ApplyFusedActivation(mish, 1000), 1000);  // no exp(1000) = inf
+  EXPECT_EQ(ApplyFusedActivation(mish, kInf), kInf);
+  const float tiny = ApplyFusedActivation(mish, -100);  // -100 e^-100, a float denormal or 0, never NaN
+  EXPECT_TRUE(tiny <= 0 && tiny > -1e-38f) << tiny;
+  EXPECT_EQ(ApplyFusedActivation(mish, -1000), 0);
+  EXPECT_TRUE(std::isnan(ApplyFusedActivation(mish, -kInf)));  // -inf * tanh(0), as the op
 }
 
 }  // namespace

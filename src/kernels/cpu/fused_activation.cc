@@ -45,6 +45,7 @@ void FusedActivation::AppendTo(dnnl::post_ops& ops) const {
     case Kind::kSilu: ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); break;
     case Kind::kGelu: ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); break;
     case Kind::kGeluTanh: ops.append_eltwise(1.0f, alg::eltwise_gelu_tanh, 0.0f, 0.0f); break;
+    case Kind::kMish: ops.append_eltwise(1.0f, alg::eltwise_mish, 0.0f, 0.0f); break;
   }
 }
 

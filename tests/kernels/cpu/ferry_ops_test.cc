@@ -38,6 +38,7 @@ Activation RandomActivation(std::mt19937& rng) {
                                     {"HardSigmoid", {0.5f, 0.1f}},
                                     {"HardSwish", {}},
                                     {"Silu", {}},
+                                    {"Mish", {}},
                                     {"LeakyRelu", {}},  // no params: the defaults
                                     {"Clip", {}},
                                     {"HardSigmoid", {}}};
@@ -136,7 +137,7 @@ TEST(CpuFerryOpsFusedConv, EveryActivationOnBothLayoutPaths) {
   const Activation all[] = {{"Relu", {}},         {"LeakyRelu", {0.02f}},       {"Clip", {0.0f, 6.0f}},
                             {"Sigmoid", {}},      {"Tanh", {}},                 {"HardSigmoid", {0.2f, 0.5f}},
                             {"HardSwish", {}},    {"Silu", {}},                 {"Gelu", {}},
-                            {"GeluTanh", {}},     {"", {}}};
+                            {"GeluTanh", {}},     {"Mish", {}},                 {"", {}}};
   for (const Activation& a : all) {
     for (const int64_t k : {1, 3}) {
       const Shape xs{1, 16, 20, 20}, ws{24, 16, k, k}, ys{1, 24, 20, 20};

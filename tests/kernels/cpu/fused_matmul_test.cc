@@ -31,7 +31,8 @@ const std::vector<Activation>& Activations() {
                                               {"HardSwish", {}},
                                               {"Silu", {}},
                                               {"Gelu", {}},
-                                              {"GeluTanh", {}}};
+                                              {"GeluTanh", {}},
+                                              {"Mish", {}}};
   return all;
 }
 

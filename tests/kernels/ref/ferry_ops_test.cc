@@ -131,7 +131,7 @@ const std::vector<Act>& Activations() {
       {"", {}},          {"Relu", {}},        {"LeakyRelu", {}},           {"LeakyRelu", {0.3f}},
       {"Clip", {}},      {"Clip", {-0.5f, 0.7f}}, {"Clip", {0.5f, -0.5f}},  // min > max: everything is max
       {"Sigmoid", {}},   {"Tanh", {}},        {"HardSigmoid", {}},         {"HardSigmoid", {0.5f, 0.25f}},
-      {"HardSwish", {}}, {"Silu", {}},
+      {"HardSwish", {}}, {"Silu", {}},       {"Mish", {}},  // the Mish-18 op (opset 19 here)
   };
   return acts;
 }
@@ -337,6 +337,14 @@ TEST(RefFerryOpsFusedConv, ActivationEdgeValues) {
     if (act.name == "Silu") {
       EXPECT_FLOAT_EQ(y[6], 100.0f);
       EXPECT_EQ(y[7], 0.0f);
+    }
+    if (act.name == "Mish") {
+      EXPECT_TRUE(std::isnan(y[0]));
+      EXPECT_EQ(y[1], std::numeric_limits<float>::infinity());
+      EXPECT_EQ(y[6], 100.0f);
+      EXPECT_EQ(y[8], 1000.0f);  // softplus(1000) without exp overflow
+      EXPECT_EQ(y[7], 0.0f);
+      EXPECT_NEAR(y[9], -3 * std::tanh(std::log1p(std::exp(-3.0))), 1e-6);
     }
     if (act.name == "HardSwish") {
       EXPECT_EQ(y[9], 0.0f);

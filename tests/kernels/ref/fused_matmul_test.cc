@@ -92,6 +92,7 @@ const std::vector<Act>& Activations() {
       {"Clip", {}},      {"Clip", {-0.5f, 0.7f}}, {"Clip", {0.5f, -0.5f}},  // min > max: everything is max
       {"Sigmoid", {}},   {"Tanh", {}},         {"HardSigmoid", {}},        {"HardSigmoid", {0.5f, 0.25f}},
       {"HardSwish", {}}, {"Silu", {}},         {"Gelu", {}},                {"GeluTanh", {}},
+      {"Mish", {}},  // the Mish-18 op
   };
   return acts;
 }
