@@ -251,7 +251,10 @@ struct ConvState {
 class ConvKernel : public OpKernel {
  public:
   ConvKernel(const ir::Node& node, ConvOp op, const KernelOptions& options)
-      : cfg_(ConvConfig::FromNode(node, op)), what_(node.Describe()), weights_(ConstantInput(node, 1)) {
+      : cfg_(ConvConfig::FromNode(node, op)),
+        what_(node.Describe()),
+        weights_(ConstantInput(node, 1)),
+        constant_(weights_ != nullptr) {
     // Static shapes, or static but for a symbolic batch (planned for batch 1): build the primitive and pack the
     // weights now, for the session's thread count, so that the first run does not pay for them (oneDNN takes ~90 ms
     // to transform 512x512x3x3 weights for Winograd); Prepare takes this plan when its signature matches, and the
@@ -273,6 +276,21 @@ class ConvKernel : public OpKernel {
   }
 
   int64_t held_bytes() const override { return packed_.bytes(); }
+
+  // The session frees a constant W once every kernel reading it holds its own copy (docs/memory.md, "Freeing
+  // weights once packed"). Possible when the plan built at creation holds W packed in a layout oneDNN can reorder
+  // back to the plain one (not the Winograd domain, a one-way transform): a later plan that wants another layout
+  // packs from W unpacked from that copy (UnpackedWeights). From then on Compute ignores its W input.
+  bool ReleaseConstantInput(size_t k) override {
+    if (k != 1 || !weights_ || !created_ || !created_->packed_weights) return false;
+    try {
+      dnnl::reorder::primitive_desc unpack(Engine(), created_->weights_md, Engine(), created_->weights_user);
+    } catch (const dnnl::error&) {
+      return false;  // no reorder back to the plain layout: keep the initializer
+    }
+    weights_.reset();
+    return true;
+  }
 
   // Every check of the inputs, Y's shape, the primitive for these shapes and the scratch slots it runs with.
   void Prepare(PrepareContext& ctx) const override {
@@ -391,20 +409,42 @@ class ConvKernel : public OpKernel {
     plan->bias = cfg_.has_bias;
     plan->sum = cfg_.has_z;
     try {
-      const ConvPd p = MakeConvPd(cfg_, x, w, cs, weights_ != nullptr);
+      const ConvPd p = MakeConvPd(cfg_, x, w, cs, constant_);
       plan->src_user = p.src_user;
       plan->weights_user = p.weights_user;
       plan->dst_user = p.dst_user;
-      FinishConvPlan(*plan, p.pd, dnnl::convolution_forward(p.pd), weights_.get(), &packed_, what_);
+      // W itself, or once released, W unpacked for a layout not packed yet (alive until it is packed).
+      std::optional<Tensor> unpacked;
+      const Tensor* constant = weights_.get();
+      if (constant_ && !constant && p.pd.weights_desc() != created_->weights_md) {
+        unpacked = UnpackedWeights(p.weights_user);
+        constant = &*unpacked;
+      }
+      // A released W whose layout is the created plan's: packed_ returns that copy without reading `constant`.
+      const Tensor released = Tensor::Wrap(DataType::kFloat, created_w_, nullptr, nullptr);
+      if (constant_ && !constant) constant = &released;
+      FinishConvPlan(*plan, p.pd, dnnl::convolution_forward(p.pd), constant, &packed_, what_);
     } catch (const dnnl::error& e) {
       throw InternalError(what_ + ": oneDNN could not create the convolution: " + e.what());
     }
     return plan;
   }
 
+  // W in its plain layout `user` (created_w_ as ONNX lays it out), reordered back from the created plan's packed
+  // copy. For a released W only; the packed copy is only read, so plans may be built on several threads at once.
+  Tensor UnpackedWeights(const dnnl::memory::desc& user) const {
+    Tensor w = Tensor::Uninitialized(DataType::kFloat, created_w_);
+    dnnl::memory to(user, Engine(), w.raw_data());
+    dnnl::memory from = *created_->packed_weights;
+    WithStream(1, what_ + ": unpacking its released weights",
+               [&](dnnl::stream& s) { dnnl::reorder(from, to).execute(s, from, to); });
+    return w;
+  }
+
   ConvConfig cfg_;
   std::string what_;
-  std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
+  std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null; null too once released
+  bool constant_ = false;                  // W is a constant (held in weights_, or released and packed in created_)
   mutable PackedWeights packed_;           // internally locked: Prepare may run for two signatures at once
   // The plan built at creation (static shapes but for the batch), for logical X created_x_, W created_w_ and
   // created_threads_ threads; null when none was.
