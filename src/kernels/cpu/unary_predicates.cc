@@ -29,8 +29,11 @@ namespace {
   void BitsEqual(const float* x, bool* y, int64_t n, uint32_t mask, uint32_t want) {  \
     for (int64_t i = 0; i < n; ++i) y[i] = (Bits(x[i]) & mask) == want;               \
   }                                                                                   \
+  /* Bytes, not bools: a compare per byte vectorizes, and any nonzero byte reads true. */ \
   void Not(const bool* x, bool* y, int64_t n) {                                       \
-    for (int64_t i = 0; i < n; ++i) y[i] = !x[i];                                     \
+    const auto* xb = reinterpret_cast<const uint8_t*>(x);                             \
+    auto* yb = reinterpret_cast<uint8_t*>(y);                                         \
+    for (int64_t i = 0; i < n; ++i) yb[i] = xb[i] == 0;                               \
   }
 
 #pragma GCC push_options
