@@ -1,10 +1,10 @@
-// GRU on the cpu backend (float32, opsets 7 and 14 and on; versions before 7 are left to ref). The equations are
-// ref's (src/kernels/ref/gru.cc, gates z, r, h). Per direction: X*W^T + Wb + Rb for every timestep in one
-// dnnl_sgemm (Rbh folded in only when linear_before_reset = 0), then per step dnnl_sgemm products with R^T (R
-// transposed in Prepare when it is a constant): with linear_before_reset = 0 first H*[Rz Rr]^T, then
-// (r (.) H)*Rh^T; otherwise H*R^T at once. Sigmoid/Tanh are vectorized (recurrent_common.h), every other activation
-// ref accepts runs in ref's scalar form; directions, layouts, sequence_lens (Y zero past a row's length, Y_h from
-// its last valid step), initial_h, clip and optional outputs as in ref.
+// GRU on the cpu backend (float32, opsets 7 and 14 and on; versions before 7 are left to ref). The equations are ref's
+// (src/kernels/ref/gru.cc, gates z, r, h). Per direction: X*W^T + Wb + Rb for every timestep in one dnnl_sgemm (Rbh
+// folded in only when linear_before_reset = 0), then per step products with R^T (rc::StepGemm, R transposed and packed
+// in Prepare when it is a constant): with linear_before_reset = 0 first H*[Rz Rr]^T, then (r (.) H)*Rh^T; otherwise
+// H*R^T at once. Sigmoid/Tanh are vectorized (recurrent_common.h), every other activation ref accepts runs in ref's
+// scalar form; directions, layouts, sequence_lens (Y zero past a row's length, Y_h from its last valid step),
+// initial_h, clip and optional outputs as in ref.
 #include <algorithm>
 #include <vector>
 
@@ -21,13 +21,14 @@ namespace rc = recurrent;
 
 class Gru : public OpKernel {
  public:
-  explicit Gru(const ir::Node& node)
+  Gru(const ir::Node& node, rc::Simd simd)
       : attrs_(rc::rnn::ParseAttributes(node, {"Sigmoid", "Tanh"})),
-        linear_before_reset_(node.GetInt("linear_before_reset", 0) != 0) {}
+        linear_before_reset_(node.GetInt("linear_before_reset", 0) != 0),
+        simd_(simd) {}
 
   void Prepare(PrepareContext& ctx) const override {
     rc::rnn::Prepare(ctx, attrs_, 3, false);
-    rc::PackConstants(ctx, 3, attrs_);
+    rc::PackConstants(ctx, 3, attrs_, Segments(), simd_);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -35,7 +36,7 @@ class Gru : public OpKernel {
     const int64_t H = s.hidden, G = s.G(), batch = s.batch;
     const rc::PackedWeights* prepared = ctx.state_if_any<rc::PackedWeights>();
     rc::PackedWeights local;
-    if (!prepared) local = rc::PackFromInputs(ctx, s);
+    if (!prepared) local = rc::PackFromInputs(ctx, s, Segments(), simd_);
     const rc::PackedWeights& pw = prepared ? *prepared : local;
     const std::vector<int64_t> lens = rc::ReadLens(ctx, s);
     std::vector<float> h = rc::ReadState(ctx, 5, s);
@@ -74,39 +75,40 @@ class Gru : public OpKernel {
           });
         };
         if (linear_before_reset_) {
-          rc::Gemm(ctx, batch, G, H, hd, H, rt, G, 0.0f, aux.data(), G);
+          rc::StepGemm(ctx, step, batch, G, H, hd, H, rt, G, pw.Segment(d, 0), 0.0f, aux.data(), G);
           rows([&](int64_t b) {
             float* z = gates.data() + b * G;
             float* ht = z + 2 * H;
             const float* hr = aux.data() + b * G;
             for (int64_t k = 0; k < 2 * H; ++k) z[k] += hr[k];
             rc::Clip(z, 2 * H, clip);
-            rc::Activate(f, z, 2 * H);
+            rc::Activate(simd_, f, z, 2 * H);
             const float* r = z + H;
             for (int64_t k = 0; k < H; ++k) ht[k] += r[k] * (hr[2 * H + k] + rb[2 * H + k]);
           });
         } else {
-          rc::Gemm(ctx, batch, 2 * H, H, hd, H, rt, G, 1.0f, gates.data(), G);
+          rc::StepGemm(ctx, step, batch, 2 * H, H, hd, H, rt, G, pw.Segment(d, 0), 1.0f, gates.data(), G);
           for (int64_t b = 0; b < batch; ++b) {
             if (step >= lens[static_cast<size_t>(b)]) std::fill_n(aux.data() + b * H, H, 0.0f);
           }
           rows([&](int64_t b) {
             float* z = gates.data() + b * G;
             rc::Clip(z, 2 * H, clip);
-            rc::Activate(f, z, 2 * H);
+            rc::Activate(simd_, f, z, 2 * H);
             const float* r = z + H;
             const float* hb = hd + b * H;
             float* rh = aux.data() + b * H;
             for (int64_t k = 0; k < H; ++k) rh[k] = r[k] * hb[k];
           });
-          rc::Gemm(ctx, batch, H, H, aux.data(), H, rt + 2 * H, G, 1.0f, gates.data() + 2 * H, G);
+          rc::StepGemm(ctx, step, batch, H, H, aux.data(), H, rt + 2 * H, G, pw.Segment(d, 1), 1.0f,
+                       gates.data() + 2 * H, G);
         }
         rows([&](int64_t b) {
           const float* z = gates.data() + b * G;
           float* ht = gates.data() + b * G + 2 * H;
           float* hb = hd + b * H;
           rc::Clip(ht, H, clip);
-          rc::Activate(g, ht, H);
+          rc::Activate(simd_, g, ht, H);
           for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - z[k]) * ht[k] + z[k] * hb[k];
           if (y) {
             const int64_t len = lens[static_cast<size_t>(b)];
@@ -119,19 +121,22 @@ class Gru : public OpKernel {
   }
 
  private:
+  // R^T's column segments packed for rc::StepGemm: [z r h] at once, or [z r] and [h] apart.
+  std::vector<int64_t> Segments() const {
+    return linear_before_reset_ ? std::vector<int64_t>{3} : std::vector<int64_t>{2, 3};
+  }
+
   rc::rnn::Attributes attrs_;
   bool linear_before_reset_;
+  rc::Simd simd_;
 };
 
 }  // namespace
 
 void RegisterGruKernels(KernelRegistry& r) {
-  // Versions 7, 14 (layout) and 22 (bfloat16, not taken here): one float32 implementation serves them.
-  r.Add({.op = "GRU",
-         .since = 7,
-         .types = {{"T", {DataType::kFloat}}, {"T1", {DataType::kInt32}}},
-         .create = MakeKernel<Gru>,
-         .name = "cpu.f32_gru__sgemm.7"});
+  rc::AddVariants(r, "GRU", "gru", [](const ir::Node& node, rc::Simd simd) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<Gru>(node, simd);
+  });
 }
 
 }  // namespace ferry::cpu

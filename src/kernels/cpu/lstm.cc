@@ -1,8 +1,8 @@
-// LSTM on the cpu backend (float32, opsets 7 and 14 and on; versions before 7 are left to ref). The equations are
-// ref's (src/kernels/ref/lstm.cc, gates i, o, f, c; peepholes P[iof]). Per direction: X*W^T + Wb + Rb for every
-// timestep in one dnnl_sgemm, then per step one [batch, hidden] x R^T dnnl_sgemm (R transposed in Prepare when it
-// is a constant) and the gate math row by row, Sigmoid/Tanh vectorized (recurrent_common.h). Every activation list
-// ref accepts is supported (the others in ref's scalar form); directions, layouts, sequence_lens (Y zero past a
+// LSTM on the cpu backend (float32, opsets 7 and 14 and on; versions before 7 are left to ref). The equations are ref's
+// (src/kernels/ref/lstm.cc, gates i, o, f, c; peepholes P[iof]). Per direction: X*W^T + Wb + Rb for every timestep in
+// one dnnl_sgemm, then per step one [batch, hidden] x R^T product (R transposed and packed in Prepare when it is a
+// constant; rc::StepGemm) and the gate math row by row, Sigmoid/Tanh vectorized (recurrent_common.h). Every activation
+// list ref accepts is supported (the others in ref's scalar form); directions, layouts, sequence_lens (Y zero past a
 // row's length, Y_h/Y_c from its last valid step), initial_h/initial_c, clip, input_forget, optional outputs.
 #include <algorithm>
 #include <vector>
@@ -20,13 +20,14 @@ namespace rc = recurrent;
 
 class Lstm : public OpKernel {
  public:
-  explicit Lstm(const ir::Node& node)
+  Lstm(const ir::Node& node, rc::Simd simd)
       : attrs_(rc::rnn::ParseAttributes(node, {"Sigmoid", "Tanh", "Tanh"})),
-        input_forget_(node.GetInt("input_forget", 0) != 0) {}
+        input_forget_(node.GetInt("input_forget", 0) != 0),
+        simd_(simd) {}
 
   void Prepare(PrepareContext& ctx) const override {
     rc::rnn::Prepare(ctx, attrs_, 4, true);
-    rc::PackConstants(ctx, 4, attrs_);
+    rc::PackConstants(ctx, 4, attrs_, {4}, simd_);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -34,7 +35,7 @@ class Lstm : public OpKernel {
     const int64_t H = s.hidden, G = s.G(), batch = s.batch;
     const rc::PackedWeights* prepared = ctx.state_if_any<rc::PackedWeights>();
     rc::PackedWeights local;
-    if (!prepared) local = rc::PackFromInputs(ctx, s);
+    if (!prepared) local = rc::PackFromInputs(ctx, s, {4}, simd_);
     const rc::PackedWeights& pw = prepared ? *prepared : local;
     const std::vector<int64_t> lens = rc::ReadLens(ctx, s);
     std::vector<float> h = rc::ReadState(ctx, 5, s);
@@ -44,7 +45,7 @@ class Lstm : public OpKernel {
     const int64_t max_len = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
 
     ScopedOmpThreads omp(ctx.threads());
-    std::vector<float> xw, gates(static_cast<size_t>(batch * G), 0.0f);
+    std::vector<float> xw, gates(static_cast<size_t>(batch * G), 0.0f), hc(static_cast<size_t>(batch * H));
     for (int64_t d = 0; d < s.dir; ++d) {
       rc::ProjectInput(ctx, s, d, pw.Wb(d, G), pw.Rb(d, G), xw);
       const float* rt = pw.Rt(d, H, G);
@@ -61,14 +62,13 @@ class Lstm : public OpKernel {
           const int64_t t = rc::TimeIndex(attrs_, d, len, step);
           std::copy_n(xw.data() + s.Row(t, b) * G, G, gates.data() + b * G);
         }
-        rc::Gemm(ctx, batch, G, H, hd, H, rt, G, 1.0f, gates.data(), G);
+        rc::StepGemm(ctx, step, batch, G, H, hd, H, rt, G, pw.Segment(d, 0), 1.0f, gates.data(), G);
         ParallelFor(ctx.threads(), batch, std::max<int64_t>(1, 16384 / std::max<int64_t>(G, 1)),
                     [&](int64_t b0, int64_t b1) {
-                      std::vector<float> hc(static_cast<size_t>(H));
                       for (int64_t b = b0; b < b1; ++b) {
                         const int64_t len = lens[static_cast<size_t>(b)];
                         if (step >= len) continue;
-                        Cell(d, gates.data() + b * G, pi, cd + b * H, hd + b * H, hc.data(), H);
+                        Cell(d, gates.data() + b * G, pi, cd + b * H, hd + b * H, hc.data() + b * H, H);
                         if (y) {
                           const int64_t t = rc::TimeIndex(attrs_, d, len, step);
                           std::copy_n(hd + b * H, H, y + s.YOffset(t, d, b));
@@ -99,40 +99,38 @@ class Lstm : public OpKernel {
       }
     }
     rc::Clip(gi, H, clip);
-    rc::Activate(f, gi, H);
+    rc::Activate(simd_, f, gi, H);
     if (input_forget_) {
       for (int64_t k = 0; k < H; ++k) gf[k] = 1.0f - gi[k];
     } else {
       rc::Clip(gf, H, clip);
-      rc::Activate(f, gf, H);
+      rc::Activate(simd_, f, gf, H);
     }
     rc::Clip(gc, H, clip);
-    rc::Activate(g, gc, H);
+    rc::Activate(simd_, g, gc, H);
     for (int64_t k = 0; k < H; ++k) c[k] = gf[k] * c[k] + gi[k] * gc[k];
     if (pi) {
       const float* po = pi + H;
       for (int64_t k = 0; k < H; ++k) go[k] += po[k] * c[k];
     }
     rc::Clip(go, H, clip);
-    rc::Activate(f, go, H);
+    rc::Activate(simd_, f, go, H);
     std::copy_n(c, H, hc);
-    rc::Activate(hact, hc, H);
+    rc::Activate(simd_, hact, hc, H);
     for (int64_t k = 0; k < H; ++k) h[k] = go[k] * hc[k];
   }
 
   rc::rnn::Attributes attrs_;
   bool input_forget_;
+  rc::Simd simd_;
 };
 
 }  // namespace
 
 void RegisterLstmKernels(KernelRegistry& r) {
-  // Versions 7, 14 (layout) and 22 (bfloat16, not taken here): one float32 implementation serves them.
-  r.Add({.op = "LSTM",
-         .since = 7,
-         .types = {{"T", {DataType::kFloat}}, {"T1", {DataType::kInt32}}},
-         .create = MakeKernel<Lstm>,
-         .name = "cpu.f32_lstm__sgemm.7"});
+  rc::AddVariants(r, "LSTM", "lstm", [](const ir::Node& node, rc::Simd simd) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<Lstm>(node, simd);
+  });
 }
 
 }  // namespace ferry::cpu

@@ -9,6 +9,7 @@
 #include "core/isa.h"
 #include "kernels/cpu/dnnl_util.h"  // ScopedOmpThreads
 #include "kernels/cpu/simd_common.h"
+#include "kernels/kernel_def.h"
 
 namespace ferry::cpu::recurrent {
 namespace {
@@ -39,14 +40,10 @@ struct ActivationFns {
   RowFn sigmoid = nullptr, tanh = nullptr;  // nullptr: no vector ISA, the scalar expressions
 };
 
-const ActivationFns& Fns() {
-  static const ActivationFns fns = [] {
-    const IsaSet isa = DefaultIsa();
-    if (isa.has(Isa::kAvx512f)) return ActivationFns{&avx512::SigmoidRow, &avx512::TanhRow};
-    if (isa.has(Isa::kAvx2) && isa.has(Isa::kFma)) return ActivationFns{&avx2::SigmoidRow, &avx2::TanhRow};
-    return ActivationFns{};
-  }();
-  return fns;
+ActivationFns Fns(Simd simd) {
+  if (simd == Simd::kAvx512) return ActivationFns{&avx512::SigmoidRow, &avx512::TanhRow};
+  if (simd == Simd::kAvx2) return ActivationFns{&avx2::SigmoidRow, &avx2::TanhRow};
+  return ActivationFns{};
 }
 
 }  // namespace
@@ -63,7 +60,8 @@ Sizes SizesOf(const Tensor& x, const Tensor& r, const rnn::Attributes& attrs, in
   return s;
 }
 
-PackedWeights Pack(const float* r, const float* b, int64_t dir, int64_t g, int64_t hidden) {
+PackedWeights Pack(const float* r, const float* b, int64_t dir, int64_t g, int64_t hidden,
+                   const std::vector<int64_t>& ends, Simd panels) {
   PackedWeights p;
   p.rt.resize(static_cast<size_t>(dir * hidden * g));
   for (int64_t d = 0; d < dir; ++d) {
@@ -78,21 +76,32 @@ PackedWeights Pack(const float* r, const float* b, int64_t dir, int64_t g, int64
   } else {
     p.bias.assign(static_cast<size_t>(dir * 2 * g), 0.0f);
   }
+  p.segments = static_cast<int64_t>(ends.size());
+  if (panels == Simd::kNone || hidden == 0) return p;
+  for (int64_t d = 0; d < dir; ++d) {
+    int64_t begin = 0;
+    for (const int64_t end : ends) {
+      p.panels.push_back(PackPanels(panels, p.Rt(d, hidden, g) + begin * hidden, g, hidden, (end - begin) * hidden));
+      begin = end;
+    }
+  }
   return p;
 }
 
-PackedWeights PackFromInputs(const KernelContext& ctx, const Sizes& s) {
+PackedWeights PackFromInputs(const KernelContext& ctx, const Sizes& s, const std::vector<int64_t>& ends, Simd simd) {
   const Tensor* b = ctx.input(3);
-  return Pack(ctx.required_input(2).data<float>(), b ? b->data<float>() : nullptr, s.dir, s.G(), s.hidden);
+  return Pack(ctx.required_input(2).data<float>(), b ? b->data<float>() : nullptr, s.dir, s.G(), s.hidden, ends,
+              s.batch <= kMaxSmallRows && s.seq > 1 ? simd : Simd::kNone);
 }
 
-void PackConstants(PrepareContext& ctx, int64_t gates, const rnn::Attributes& attrs) {
+void PackConstants(PrepareContext& ctx, int64_t gates, const rnn::Attributes& attrs,
+                   const std::vector<int64_t>& ends, Simd simd) {
   const Tensor* r = ctx.constant(2);
   const Tensor* b = ctx.has_input(3) ? ctx.constant(3) : nullptr;
   if (!r || !r->raw_data() || (ctx.has_input(3) && (!b || !b->raw_data()))) return;
   const int64_t hidden = attrs.hidden_size > 0 ? attrs.hidden_size : r->dim(2);
   ctx.EmplaceState(Pack(r->data<float>(), b ? b->data<float>() : nullptr, attrs.num_directions, gates * hidden,
-                        hidden));
+                        hidden, ends, simd));
 }
 
 void Gemm(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
@@ -108,6 +117,15 @@ void Gemm(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const float
   if (st != dnnl_success) {
     throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(st));
   }
+}
+
+void StepGemm(const KernelContext& ctx, int64_t step, int64_t m, int64_t n, int64_t k, const float* a,
+              int64_t lda, const float* b, int64_t ldb, const Panels* panels, float beta, float* c, int64_t ldc) {
+  if (panels && panels->n == n && panels->k == k &&
+      SmallGemm(ctx.threads(), m, a, lda, *panels, step % 2 == 1, beta, c, ldc)) {
+    return;
+  }
+  Gemm(ctx, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 void ProjectInput(const KernelContext& ctx, const Sizes& s, int64_t d, const float* bias, const float* bias2,
@@ -173,14 +191,33 @@ void WriteState(KernelContext& ctx, int idx, const Sizes& s, const std::vector<f
   }
 }
 
-void Activate(const rnn::Activation& act, float* x, int64_t n) {
-  const ActivationFns& f = Fns();
+void Activate(Simd simd, const rnn::Activation& act, float* x, int64_t n) {
+  const ActivationFns f = Fns(simd);
   if (act.kind == rnn::Activation::Kind::kSigmoid && f.sigmoid) {
     f.sigmoid(x, n);
   } else if (act.kind == rnn::Activation::Kind::kTanh && f.tanh) {
     f.tanh(x, n);
   } else {
     act.Apply(x, n);
+  }
+}
+
+void AddVariants(KernelRegistry& r, const std::string& op, const std::string& lower, const Maker& make) {
+  const struct {
+    const char* impl;
+    IsaSet isa;
+    Simd simd;
+  } variants[] = {{"avx512", {Isa::kAvx512f}, Simd::kAvx512},
+                  {"avx2", {Isa::kAvx2, Isa::kFma}, Simd::kAvx2},
+                  {"sgemm", {}, Simd::kNone}};
+  for (const auto& v : variants) {
+    const Simd simd = v.simd;
+    r.Add({.op = op,
+           .since = 7,
+           .types = {{"T", {DataType::kFloat}}, {"T1", {DataType::kInt32}}},
+           .create = [make, simd](const ir::Node& node, const KernelOptions&) { return make(node, simd); },
+           .isa = v.isa,
+           .name = "cpu.f32_" + lower + "__" + v.impl + ".7"});
   }
 }
 

@@ -1,8 +1,8 @@
-// RNN on the cpu backend (float32, opsets 7 and 14 and on; version 1 with output_sequence is left to ref):
-// Ht = f(Xt*Wi^T + Ht-1*Ri^T + Wbi + Rbi) as ref computes it (src/kernels/ref/rnn.cc). Per direction: X*W^T + Wb +
-// Rb for every timestep in one dnnl_sgemm, then per step one [batch, hidden] x R^T dnnl_sgemm (R transposed in
-// Prepare when it is a constant) and the activation, Tanh/Sigmoid vectorized (recurrent_common.h), the others in
-// ref's scalar form. Directions, layouts, sequence_lens (Y zero past a row's length, Y_h from its last valid step),
+// RNN on the cpu backend (float32, opsets 7 and 14 and on; version 1 with output_sequence is left to ref): Ht =
+// f(Xt*Wi^T + Ht-1*Ri^T + Wbi + Rbi) as ref computes it (src/kernels/ref/rnn.cc). Per direction: X*W^T + Wb + Rb for
+// every timestep in one dnnl_sgemm, then per step one [batch, hidden] x R^T product (rc::StepGemm, R transposed and
+// packed in Prepare when it is a constant) and the activation, Tanh/Sigmoid vectorized (recurrent_common.h), the others
+// in ref's scalar form. Directions, layouts, sequence_lens (Y zero past a row's length, Y_h from its last valid step),
 // initial_h, clip and optional outputs as in ref.
 #include <algorithm>
 #include <vector>
@@ -20,11 +20,11 @@ namespace rc = recurrent;
 
 class Rnn : public OpKernel {
  public:
-  explicit Rnn(const ir::Node& node) : attrs_(rc::rnn::ParseAttributes(node, {"Tanh"})) {}
+  Rnn(const ir::Node& node, rc::Simd simd) : attrs_(rc::rnn::ParseAttributes(node, {"Tanh"})), simd_(simd) {}
 
   void Prepare(PrepareContext& ctx) const override {
     rc::rnn::Prepare(ctx, attrs_, 1, false);
-    rc::PackConstants(ctx, 1, attrs_);
+    rc::PackConstants(ctx, 1, attrs_, {1}, simd_);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -32,7 +32,7 @@ class Rnn : public OpKernel {
     const int64_t H = s.hidden, batch = s.batch;
     const rc::PackedWeights* prepared = ctx.state_if_any<rc::PackedWeights>();
     rc::PackedWeights local;
-    if (!prepared) local = rc::PackFromInputs(ctx, s);
+    if (!prepared) local = rc::PackFromInputs(ctx, s, {1}, simd_);
     const rc::PackedWeights& pw = prepared ? *prepared : local;
     const std::vector<int64_t> lens = rc::ReadLens(ctx, s);
     std::vector<float> h = rc::ReadState(ctx, 5, s);
@@ -56,7 +56,7 @@ class Rnn : public OpKernel {
           const int64_t t = rc::TimeIndex(attrs_, d, len, step);
           std::copy_n(xw.data() + s.Row(t, b) * H, H, gates.data() + b * H);
         }
-        rc::Gemm(ctx, batch, H, H, hd, H, rt, H, 1.0f, gates.data(), H);
+        rc::StepGemm(ctx, step, batch, H, H, hd, H, rt, H, pw.Segment(d, 0), 1.0f, gates.data(), H);
         ParallelFor(ctx.threads(), batch, std::max<int64_t>(1, 16384 / std::max<int64_t>(H, 1)),
                     [&](int64_t b0, int64_t b1) {
                       for (int64_t b = b0; b < b1; ++b) {
@@ -64,7 +64,7 @@ class Rnn : public OpKernel {
                         if (step >= len) continue;
                         float* gb = gates.data() + b * H;
                         rc::Clip(gb, H, attrs_.clip);
-                        rc::Activate(f, gb, H);
+                        rc::Activate(simd_, f, gb, H);
                         std::copy_n(gb, H, hd + b * H);
                         if (y) std::copy_n(gb, H, y + s.YOffset(rc::TimeIndex(attrs_, d, len, step), d, b));
                       }
@@ -76,17 +76,15 @@ class Rnn : public OpKernel {
 
  private:
   rc::rnn::Attributes attrs_;
+  rc::Simd simd_;
 };
 
 }  // namespace
 
 void RegisterRnnKernels(KernelRegistry& r) {
-  // Versions 7, 14 (layout) and 22 (bfloat16, not taken here): one float32 implementation serves them.
-  r.Add({.op = "RNN",
-         .since = 7,
-         .types = {{"T", {DataType::kFloat}}, {"T1", {DataType::kInt32}}},
-         .create = MakeKernel<Rnn>,
-         .name = "cpu.f32_rnn__sgemm.7"});
+  rc::AddVariants(r, "RNN", "rnn", [](const ir::Node& node, rc::Simd simd) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<Rnn>(node, simd);
+  });
 }
 
 }  // namespace ferry::cpu

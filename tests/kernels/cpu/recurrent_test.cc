@@ -1,8 +1,10 @@
 // The cpu LSTM, GRU and RNN kernels (float32, dnnl_sgemm + vectorized gates) against ref: random shapes (seq 1..7,
 // batch 1..3, input 1..20, hidden 1..33, so the SIMD tails happen), every direction, layouts 0 and 1, weights as
 // constants (packed in Prepare) or graph inputs, sequence_lens, initial states, peepholes, clip, input_forget,
-// linear_before_reset, other activation lists, omitted outputs, 1 and 2 threads; and a bad W shape in Prepare.
+// linear_before_reset, other activation lists, omitted outputs, 1 and 2 threads; every ISA variant the host has on
+// the small-batch step kernel (batch 1, 2, 5) and on dnnl_sgemm (batch 9); and a bad W shape in Prepare.
 #include "kernels/cpu/conv_test_util.h"
+#include "kernels/cpu/elementwise_test_util.h"
 
 namespace ferry::testing {
 namespace {
@@ -108,6 +110,60 @@ TEST(CpuRecurrent, LargerHiddenSizesMatchRef) {
       EXPECT_TRUE(MatchesRef(t, "cpu")) << cfg.op << " threads " << threads;
     }
   }
+}
+
+// Each variant (cpu.f32_lstm__avx512.7, __avx2.7, __sgemm.7) under the --isa that selects it: batches 1, 2 and 5
+// (rc::SmallGemm with 1- and 2-row tiles; when R is a graph input its panels are packed at run time) and 9 (above
+// kMaxSmallRows: dnnl_sgemm), hidden sizes off the vector width (13: one partial panel; 37 and 100: several
+// panels, the last partial), both directions, 1 and 2 threads (hidden 100 with batch 5 splits the panels).
+TEST(CpuRecurrent, EveryVariantOnSmallAndLargeBatches) {
+  std::mt19937 rng(78);
+  const struct {
+    const char* op;
+    const char* lower;
+    int64_t gates;
+    int lbr;  // GRU linear_before_reset; -1 for the others
+  } ops[] = {{"LSTM", "lstm", 4, -1}, {"GRU", "gru", 3, 0}, {"GRU", "gru", 3, 1}, {"RNN", "rnn", 1, -1}};
+  int tested = 0;
+  for (const EwVariant& v : {kEwAvx512, kEwAvx2, kEwScalar}) {
+    if (!EwHostHas(v)) continue;
+    const std::string impl = std::string(v.impl) == "scalar" ? "sgemm" : v.impl;
+    for (const auto& op : ops) {
+      int i = 0;
+      for (const int64_t batch : {1, 2, 5, 9}) {
+        for (const int64_t hid : {13, 37, 100}) {
+          const std::string dir = i % 3 == 0 ? "forward" : i % 3 == 1 ? "reverse" : "bidirectional";
+          const int64_t nd = dir == "bidirectional" ? 2 : 1, seq = 4, input = 11, G = op.gates * hid;
+          const bool constant = i % 2 == 0;
+          auto w = [&](const std::string& name, Tensor x) {
+            return constant ? Const(name, std::move(x)) : In(name, x);
+          };
+          OpTest t{.op = op.op, .opset = 14, .rtol = 5e-5, .atol = 5e-6, .threads = 1 + (i / 2) % 2};
+          t.inputs = {In("x", RandomTensor(DataType::kFloat, {seq, batch, input}, rng)),
+                      w("w", RandomTensor(DataType::kFloat, {nd, G, input}, rng, -0.3, 0.3)),
+                      w("r", RandomTensor(DataType::kFloat, {nd, G, hid}, rng, -0.3, 0.3)),
+                      w("b", RandomTensor(DataType::kFloat, {nd, 2 * G}, rng))};
+          if (i % 4 == 3) {  // sequence_lens and an initial state: finished rows keep their state
+            std::vector<int32_t> lens(static_cast<size_t>(batch));
+            for (auto& l : lens) l = static_cast<int32_t>(Pick(rng, 0, seq));
+            lens[0] = static_cast<int32_t>(seq);
+            t.inputs.push_back(In("lens", Tensor::FromVector(DataType::kInt32, {batch}, lens)));
+            t.inputs.push_back(In("h0", RandomTensor(DataType::kFloat, {nd, batch, hid}, rng)));
+          }
+          t.attributes = {Str("direction", dir), Int("hidden_size", hid)};
+          if (op.lbr >= 0) t.attributes.push_back(Int("linear_before_reset", op.lbr));
+          t.num_outputs = std::string(op.op) == "LSTM" ? 3 : 2;
+          const std::string kernel = "cpu.f32_" + std::string(op.lower) + "__" + impl + ".7";
+          EXPECT_TRUE(MatchesRefWithKernel(t, v.isa, kernel))
+              << kernel << " batch " << batch << " hidden " << hid << " " << dir << " threads " << t.threads
+              << (constant ? " constant R" : " R input") << " lbr " << op.lbr;
+          ++i;
+          ++tested;
+        }
+      }
+    }
+  }
+  EXPECT_GE(tested, 4 * 12);  // the sgemm variant runs on every host
 }
 
 TEST(CpuRecurrent, BadWeightShapeNamesTheNode) {
