@@ -18,15 +18,13 @@
 #include <dnnl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "core/parallel.h"
-#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/attention_common.h"
+#include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/ferry_attention.h"
@@ -58,18 +56,8 @@ using V = simd::F32x8;
 
 using RowsFn = void (*)(float* s, int64_t rows, int64_t n, const float* mask, int64_t row_stride, int64_t col_stride);
 
-// Query rows per task: a scores block of at most kBlockFloats floats (it stays in L2 with the Q, K and V panels
-// the two products stream), at most kMaxRows rows, and enough tasks to keep `threads` threads busy.
-constexpr int64_t kBlockFloats = 32768;
-constexpr int64_t kMaxRows = 64;
+// A task keeps at least this many query rows (attention_common.h).
 constexpr int64_t kMinRows = 8;
-
-int64_t RowsPerTask(int64_t batch, int64_t sq, int64_t sk, int threads) {
-  const int64_t cap = std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(sk, 1), kMinRows, kMaxRows);
-  int64_t blocks = (sq + cap - 1) / cap;
-  while (batch * blocks < threads && (sq + blocks) / (blocks + 1) >= kMinRows) ++blocks;
-  return (sq + blocks - 1) / blocks;  // even blocks: no small remainder block
-}
 
 // oneDNN generates its GEMM kernels on the first dnnl_sgemm call of the process (~60 ms here): done when the first
 // Attention kernel is created (with the session), not in its first run.
@@ -112,7 +100,7 @@ class Attention : public OpKernel {
     ctx.SetOutput(0, DataType::kFloat, p.out_shape);
     st.threads = std::max(1, ctx.threads());
     if (p.sk == 0 || ShapeElementCount(p.out_shape) == 0) return;
-    st.rows = RowsPerTask(p.batch(), p.sq, p.sk, st.threads);
+    st.rows = AttentionRowsPerTask(p.batch(), p.sq, p.sk, st.threads, kMinRows);
     st.blocks = (p.sq + st.rows - 1) / st.rows;
   }
 
@@ -135,36 +123,26 @@ class Attention : public OpKernel {
     const float* mp = mask ? mask->data<float>() : nullptr;
     float* yp = y.data<float>();
 
-    const int threads = prepared.threads;
     const int64_t rows = prepared.rows, blocks = prepared.blocks;
-    std::atomic<int> status{dnnl_success};
-    ScopedOmpThreads omp(threads);  // for dnnl_sgemm when the tasks run inline
-    ParallelFor(threads, p.batch() * blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(static_cast<size_t>(rows * p.sk));
-      float* s = scratch.data();
-      for (int64_t t = begin; t < end; ++t) {
-        const size_t b = static_cast<size_t>(t / blocks);
-        const int64_t r0 = (t % blocks) * rows;
-        const int64_t m = std::min(rows, p.sq - r0);
-        dnnl_status_t st = dnnl_success;
-        if (p.dh == 0) {
-          std::fill(s, s + m * p.sk, 0.0f);
-        } else {
-          st = dnnl_sgemm('N', k_transposed_ ? 'N' : 'T', m, p.sk, p.dh, scale_, qp + p.q_offsets[b] + r0 * p.dh, p.dh,
-                          kp + p.k_offsets[b], k_transposed_ ? p.sk : p.dh, 0.0f, s, p.sk);
-        }
-        const float* mrow = mp ? mp + p.mask_offsets[b] + r0 * p.mask_row_stride : nullptr;
-        rows_(s, m, p.sk, mrow, p.mask_row_stride, p.mask_col_stride);
-        if (st == dnnl_success) {
-          st = dnnl_sgemm('N', 'N', m, p.dv, p.sk, 1.0f, s, p.sk, vp + p.v_offsets[b], p.dv, 0.0f,
-                          yp + static_cast<int64_t>(b) * p.sq * p.dv + r0 * p.dv, p.dv);
-        }
-        if (st != dnnl_success) status.store(st);
+    RunAttentionTasks(ctx, prepared.threads, p.batch() * blocks, rows * p.sk, [&](int64_t t, float* s) {
+      const size_t b = static_cast<size_t>(t / blocks);
+      const int64_t r0 = (t % blocks) * rows;
+      const int64_t m = std::min(rows, p.sq - r0);
+      dnnl_status_t st = dnnl_success;
+      if (p.dh == 0) {
+        std::fill(s, s + m * p.sk, 0.0f);
+      } else {
+        st = dnnl_sgemm('N', k_transposed_ ? 'N' : 'T', m, p.sk, p.dh, scale_, qp + p.q_offsets[b] + r0 * p.dh, p.dh,
+                        kp + p.k_offsets[b], k_transposed_ ? p.sk : p.dh, 0.0f, s, p.sk);
       }
+      const float* mrow = mp ? mp + p.mask_offsets[b] + r0 * p.mask_row_stride : nullptr;
+      rows_(s, m, p.sk, mrow, p.mask_row_stride, p.mask_col_stride);
+      if (st == dnnl_success) {
+        st = dnnl_sgemm('N', 'N', m, p.dv, p.sk, 1.0f, s, p.sk, vp + p.v_offsets[b], p.dv, 0.0f,
+                        yp + static_cast<int64_t>(b) * p.sq * p.dv + r0 * p.dv, p.dv);
+      }
+      return st;
     });
-    if (status.load() != dnnl_success) {
-      throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(status.load()));
-    }
   }
 
  private:

@@ -2,7 +2,9 @@
 // And/Or/Xor, BitwiseAnd/Or/Xor, BitShift, variadic Min/Max/Sum/Mean; Add/Sub/Mul/Div take its row loops for the
 // types without hand-written SIMD), and the unary rows of BitwiseNot, Shrink and integer Clip. Prepare resolves the
 // broadcast once into a BinaryMapPlan (Y's shape and which path walks it); Compute hands the plan, the data and one
-// op's row loops (BinaryMapRows) to RunBinaryMap, which splits the work over the threads.
+// op's row loops (BinaryMapRows) to RunBinaryMap, which splits the work over the threads. BinaryMapKernel and
+// UnaryMapKernel are the whole kernel of the ops that are nothing but such a map (Mod, BitShift, Bitwise*, the
+// comparisons; BitwiseNot, Shrink).
 //
 // Paths, chosen by the shapes:
 //   - both inputs have the output's element count: one contiguous loop;
@@ -17,10 +19,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/isa.h"
 #include "core/parallel.h"
+#include "kernels/kernel.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/elementwise.h"
 
@@ -251,6 +255,77 @@ void RunBinaryMap(int threads, const BinaryMapPlan& p, const A* pa, const B* pb,
       return;
     }
   }
+}
+
+// The kernel of an op that is one binary map: A and B both of the kernel's type T, shapes that broadcast
+// (InvalidArgumentError naming the node otherwise); Y of the broadcast shape and `out_dtype` (O: T, or bool for the
+// comparisons) = the rows' op over the plan Prepare resolved once per signature.
+template <class T, class O = T>
+class BinaryMapKernel final : public OpKernel {
+ public:
+  BinaryMapKernel(DataType dtype, DataType out_dtype, BinaryMapRows<T, T, O> rows)
+      : dtype_(dtype), out_dtype_(out_dtype), rows_(rows) {}
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& a = ctx.tensor_input(0);
+    const InputSpec& b = ctx.tensor_input(1);
+    if (a.dtype != dtype_ || b.dtype != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
+                                 ": expected " + std::string(DataTypeName(dtype_)) + " for both");
+    }
+    BinaryMapPlan p(a.shape, b.shape, ref::BroadcastShapes({a.shape, b.shape}, ctx.Describe()));
+    ctx.SetOutput(0, out_dtype_, p.out_shape);
+    ctx.EmplaceState(std::move(p));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const BinaryMapPlan& p = ctx.state<BinaryMapPlan>();
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    Tensor& out = ctx.OutputUninitialized(0);
+    RunBinaryMap(ctx.threads(), p, a.data<T>(), b.data<T>(), out.data<O>(), rows_);
+  }
+
+ private:
+  DataType dtype_, out_dtype_;
+  BinaryMapRows<T, T, O> rows_;
+};
+
+// The kernel of an op that is one unary map with attributes P: X of the kernel's type T (InvalidArgumentError
+// naming the node otherwise), Y of its shape and type = row(X, params), split over the threads.
+template <class T, class P>
+class UnaryMapKernel final : public OpKernel {
+ public:
+  UnaryMapKernel(DataType dtype, UnaryMapRowFn<T, P> row, P params = {})
+      : dtype_(dtype), row_(row), params_(params) {}
+
+  void Prepare(PrepareContext& ctx) const override {
+    const InputSpec& x = ctx.tensor_input(0);
+    if (x.dtype != dtype_) {
+      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + ": expected " +
+                                 std::string(DataTypeName(dtype_)));
+    }
+    ctx.SetOutput(0, dtype_, x.shape);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    Tensor& y = ctx.OutputUninitialized(0);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    ParallelFor(ctx.threads(), x.size(), kBinaryMapGrain,
+                [&](int64_t s, int64_t e) { row_(px + s, py + s, e - s, params_); });
+  }
+
+ private:
+  DataType dtype_;
+  UnaryMapRowFn<T, P> row_;
+  P params_;
+};
+
+// The name of one ISA variant of a map kernel: cpu.<tag>_<op>__<isa>.<since>, e.g. cpu.u8_bit_shift__avx2.11.
+inline std::string MapKernelName(const std::string& tag, const std::string& op, MapIsa isa, int since) {
+  return "cpu." + tag + "_" + op + "__" + MapIsaName(isa) + "." + std::to_string(since);
 }
 
 }  // namespace ferry::cpu

@@ -23,37 +23,6 @@ struct ShiftOp {
   }
 };
 
-template <class T>
-class BitShiftKernel final : public OpKernel {
- public:
-  BitShiftKernel(DataType dtype, BinaryMapRows<T, T, T> rows) : dtype_(dtype), rows_(rows) {}
-
-  // Both inputs of the kernel's type, shapes that broadcast (InvalidArgumentError naming the node otherwise).
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& a = ctx.tensor_input(0);
-    const InputSpec& b = ctx.tensor_input(1);
-    if (a.dtype != dtype_ || b.dtype != dtype_) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
-                                 ": expected " + std::string(DataTypeName(dtype_)) + " for both");
-    }
-    BinaryMapPlan p(a.shape, b.shape, ref::BroadcastShapes({a.shape, b.shape}, ctx.Describe()));
-    ctx.SetOutput(0, dtype_, p.out_shape);
-    ctx.EmplaceState(std::move(p));
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const BinaryMapPlan& p = ctx.state<BinaryMapPlan>();
-    const Tensor& a = ctx.required_input(0);
-    const Tensor& b = ctx.required_input(1);
-    Tensor& out = ctx.OutputUninitialized(0);
-    RunBinaryMap(ctx.threads(), p, a.data<T>(), b.data<T>(), out.data<T>(), rows_);
-  }
-
- private:
-  DataType dtype_;
-  BinaryMapRows<T, T, T> rows_;
-};
-
 // The direction picks the row loops at creation.
 template <class T>
 KernelFactory Factory(DataType dtype, MapIsa isa) {
@@ -63,8 +32,8 @@ KernelFactory Factory(DataType dtype, MapIsa isa) {
       throw InvalidModelError(node.Describe() + ": BitShift direction must be \"LEFT\" or \"RIGHT\", got \"" + d +
                               "\"");
     }
-    return std::make_unique<BitShiftKernel<T>>(
-        dtype, d == "LEFT" ? MapRows<T, T, T, ShiftOp<true>>(isa) : MapRows<T, T, T, ShiftOp<false>>(isa));
+    return std::make_unique<BinaryMapKernel<T>>(
+        dtype, dtype, d == "LEFT" ? MapRows<T, T, T, ShiftOp<true>>(isa) : MapRows<T, T, T, ShiftOp<false>>(isa));
   };
 }
 
@@ -78,7 +47,7 @@ void RegisterBitShiftKernels(KernelRegistry& r) {
              .types = {{"T", {dtype}}},
              .create = std::move(create),
              .isa = MapIsaSet(isa),
-             .name = "cpu." + tag + "_bit_shift__" + MapIsaName(isa) + ".11"});
+             .name = MapKernelName(tag, "bit_shift", isa, 11)});
     };
     def("u8", DataType::kUint8, Factory<uint8_t>(DataType::kUint8, isa));
     def("u16", DataType::kUint16, Factory<uint16_t>(DataType::kUint16, isa));

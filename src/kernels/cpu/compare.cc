@@ -49,41 +49,10 @@ struct GreaterOrEqualOp {
   }
 };
 
-template <class T>
-class CompareKernel final : public OpKernel {
- public:
-  CompareKernel(DataType dtype, BinaryMapRows<T, T, bool> rows) : dtype_(dtype), rows_(rows) {}
-
-  // Both inputs of the kernel's type, shapes that broadcast (InvalidArgumentError naming the node otherwise).
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& a = ctx.tensor_input(0);
-    const InputSpec& b = ctx.tensor_input(1);
-    if (a.dtype != dtype_ || b.dtype != dtype_) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
-                                 ": expected " + std::string(DataTypeName(dtype_)) + " for both");
-    }
-    BinaryMapPlan p(a.shape, b.shape, ref::BroadcastShapes({a.shape, b.shape}, ctx.Describe()));
-    ctx.SetOutput(0, DataType::kBool, p.out_shape);
-    ctx.EmplaceState(std::move(p));
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const BinaryMapPlan& p = ctx.state<BinaryMapPlan>();
-    const Tensor& a = ctx.required_input(0);
-    const Tensor& b = ctx.required_input(1);
-    Tensor& out = ctx.OutputUninitialized(0);
-    RunBinaryMap(ctx.threads(), p, a.data<T>(), b.data<T>(), out.data<bool>(), rows_);
-  }
-
- private:
-  DataType dtype_;
-  BinaryMapRows<T, T, bool> rows_;
-};
-
 template <class T, class Op>
 KernelFactory Factory(DataType dtype, MapIsa isa) {
   return [dtype, isa](const ir::Node&, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-    return std::make_unique<CompareKernel<T>>(dtype, MapRows<T, T, bool, Op>(isa));
+    return std::make_unique<BinaryMapKernel<T, bool>>(dtype, DataType::kBool, MapRows<T, T, bool, Op>(isa));
   };
 }
 
@@ -96,7 +65,7 @@ void AddCompare(KernelRegistry& r, const std::string& op, const std::string& low
              .types = {{"T", {dtype}}, {"T1", {DataType::kBool}}},
              .create = std::move(create),
              .isa = MapIsaSet(isa),
-             .name = "cpu." + tag + "_" + lower + "__" + MapIsaName(isa) + "." + std::to_string(since)});
+             .name = MapKernelName(tag, lower, isa, since)});
     };
     def("f32", DataType::kFloat, Factory<float, Op>(DataType::kFloat, isa));
     def("f64", DataType::kDouble, Factory<double, Op>(DataType::kDouble, isa));
@@ -118,8 +87,8 @@ void AddStringEqual(KernelRegistry& r) {
          .since = 19,
          .types = {{"T", {DataType::kString}}, {"T1", {DataType::kBool}}},
          .create = [](const ir::Node&, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-           return std::make_unique<CompareKernel<std::string>>(
-               DataType::kString, MapRows<std::string, std::string, bool, EqualOp>(MapIsa::kScalar));
+           return std::make_unique<BinaryMapKernel<std::string, bool>>(
+               DataType::kString, DataType::kBool, MapRows<std::string, std::string, bool, EqualOp>(MapIsa::kScalar));
          },
          .name = "cpu.string_equal__scalar.19"});
 }

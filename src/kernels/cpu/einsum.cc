@@ -168,6 +168,23 @@ GatherPlan MakeGatherPlan(const Plan& p) {
   return g;
 }
 
+// dst[i, j] (rows.size() x cols.size(), row-major) = the sum over `sum` of src[rows[i] + cols[j] + e], in its order:
+// an operand packed for the GEMM, its own summed labels summed out.
+template <typename T>
+void PackSummed(const T* src, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols,
+                const std::vector<int64_t>& sum, std::vector<T>& dst) {
+  const size_t nr = rows.size(), nc = cols.size();
+  dst.resize(nr * nc);
+  for (size_t i = 0; i < nr; ++i) {
+    for (size_t j = 0; j < nc; ++j) {
+      const T* p = src + rows[i] + cols[j];
+      T acc = 0;
+      for (int64_t e : sum) acc += p[e];
+      dst[i * nc + j] = acc;
+    }
+  }
+}
+
 // C[m, n] = op(A)[m, k] op(B)[k, n], row-major with leading dimensions: oneDNN's sgemm for float32; for float64
 // (oneDNN has no dgemm) a loop nest over rows of C that the compiler vectorizes along n.
 void Gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
@@ -262,27 +279,11 @@ class Einsum : public OpKernel {
       char ta = g.a.trans, tb = g.b.trans;
       int64_t lda = g.a.ld, ldb = g.b.ld;
       if (!ta) {  // pack A as [M, K], summing its own summed labels
-        ap.resize(static_cast<size_t>(g.m * g.k));
-        for (int64_t i = 0; i < g.m; ++i) {
-          for (int64_t j = 0; j < g.k; ++j) {
-            const T* p = a0 + g.a_m[static_cast<size_t>(i)] + g.a_k[static_cast<size_t>(j)];
-            T acc = 0;
-            for (int64_t e : g.a_sum) acc += p[e];
-            ap[static_cast<size_t>(i * g.k + j)] = acc;
-          }
-        }
+        PackSummed(a0, g.a_m, g.a_k, g.a_sum, ap);
         a0 = ap.data(), ta = 'N', lda = std::max<int64_t>(g.k, 1);
       }
       if (!tb) {  // pack B as [K, N]
-        bp.resize(static_cast<size_t>(g.k * g.n));
-        for (int64_t i = 0; i < g.k; ++i) {
-          for (int64_t j = 0; j < g.n; ++j) {
-            const T* p = b0 + g.b_k[static_cast<size_t>(i)] + g.b_n[static_cast<size_t>(j)];
-            T acc = 0;
-            for (int64_t e : g.b_sum) acc += p[e];
-            bp[static_cast<size_t>(i * g.n + j)] = acc;
-          }
-        }
+        PackSummed(b0, g.b_k, g.b_n, g.b_sum, bp);
         b0 = bp.data(), tb = 'N', ldb = std::max<int64_t>(g.n, 1);
       }
       if (g.y.trans == 'N') {

@@ -7,12 +7,9 @@
 // (normalization_rows.h); only the sums' order differs. Blocks run in parallel; Y takes over X's buffer when that
 // is X's last use. Prepare checks the inputs (ref's checks) and keeps the geometry. AVX-512F, AVX2+FMA and scalar
 // variants, best first.
-#include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 
-#include "core/parallel.h"
 #include "kernels/cpu/normalization_rows.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -21,9 +18,6 @@
 
 namespace ferry::cpu {
 namespace {
-
-// Elements a thread takes at least.
-constexpr int64_t kGrain = 16384;
 
 // The prepared geometry: N * num_groups blocks of group_channels channels of `spatial` values.
 struct GroupNormPlan {
@@ -50,15 +44,7 @@ class GroupNormalization : public OpKernel {
     const InputSpec& x = ctx.tensor_input(0);
     const InputSpec& scale = ctx.tensor_input(1);
     const InputSpec& bias = ctx.tensor_input(2);
-    for (int i = 0; i < 3; ++i) {
-      if (ctx.input(i).dtype != DataType::kFloat) {
-        throw InvalidArgumentError(ctx.Describe() + ": inputs 'X', 'scale' and 'bias' must be float32, got " +
-                                   ctx.InputString(i));
-      }
-    }
-    if (x.shape.size() < 2) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 2, got " + ctx.InputString(0));
-    }
+    CheckPlaneNormInputs(ctx, "'X', 'scale' and 'bias'", "'X'");
     const int64_t channels = x.shape[1];
     if (channels % groups_ != 0) {
       throw InvalidArgumentError(ctx.Describe() + ": C = " + std::to_string(channels) +
@@ -77,8 +63,7 @@ class GroupNormalization : public OpKernel {
     p.blocks = x.shape[0] * groups_;
     p.group_channels = channels / groups_;
     for (size_t d = 2; d < x.shape.size(); ++d) p.spatial *= x.shape[d];
-    ctx.SetOutput(0, DataType::kFloat, x.shape);
-    ctx.output(0).in_place_of = 0;
+    DeclareNormOutput(ctx, x.shape);
     ctx.EmplaceState(p);
   }
 
@@ -87,25 +72,20 @@ class GroupNormalization : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const float* s = ctx.required_input(1).data<float>();
     const float* b = ctx.required_input(2).data<float>();
-    Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
-    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);
+    Tensor& y = NormOutput(ctx, x);
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
     const int64_t spatial = p.spatial, group_channels = p.group_channels, block = group_channels * spatial;
     const NormRows& rows = rows_;
-    ParallelFor(ctx.threads(), p.blocks, std::max<int64_t>(1, kGrain / block), [&](int64_t begin, int64_t end) {
-      for (int64_t g = begin; g < end; ++g) {
-        const float* xr = xp + g * block;
-        const float mean = rows.sum(xr, block) / static_cast<float>(block);
-        const float var = rows.squared_deviations(xr, mean, block) / static_cast<float>(block);
-        const float inv = 1.0f / std::sqrt(var + epsilon_);
-        const int64_t group = g % groups_;
-        for (int64_t c = 0; c < group_channels; ++c) {
-          const int64_t k = per_channel_ ? group * group_channels + c : group;
-          const float mul = s[k] * inv;
-          rows.affine(xr + c * spatial, yp + g * block + c * spatial, mul, b[k] - mean * mul, spatial);
-        }
+    ForEachPlaneMoments(ctx.threads(), rows, xp, p.blocks, block, [&](int64_t g, float mean, float var) {
+      const float inv = 1.0f / std::sqrt(var + epsilon_);
+      const int64_t group = g % groups_;
+      for (int64_t c = 0; c < group_channels; ++c) {
+        const int64_t k = per_channel_ ? group * group_channels + c : group;
+        const float mul = s[k] * inv;
+        const int64_t off = g * block + c * spatial;
+        rows.affine(xp + off, yp + off, mul, b[k] - mean * mul, spatial);
       }
     });
   }
@@ -120,17 +100,7 @@ class GroupNormalization : public OpKernel {
 }  // namespace
 
 void RegisterGroupNormalizationKernels(KernelRegistry& r) {
-  for (const NormRowsVariant& v : NormRowsVariants()) {
-    const NormRows* rows = v.rows;
-    r.Add({.op = "GroupNormalization",
-           .since = 18,
-           .types = {{"T", {DataType::kFloat}}},
-           .create = [rows](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-             return std::make_unique<GroupNormalization>(node, *rows);
-           },
-           .isa = v.isa,
-           .name = std::string("cpu.f32_group_normalization__") + v.impl + ".18"});
-  }
+  AddNormRowsKernels<GroupNormalization>(r, "GroupNormalization", "group_normalization", 18);
 }
 
 }  // namespace ferry::cpu

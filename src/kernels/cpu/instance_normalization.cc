@@ -5,12 +5,9 @@
 // sqrt(var + epsilon) and add = B[c] - mean * mul (normalization_rows.h); only the sums' order differs. Planes run
 // in parallel; Y takes over X's buffer when that is X's last use. Prepare checks the inputs (ref's checks) and
 // keeps the geometry. AVX-512F, AVX2+FMA and scalar variants, best first.
-#include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 
-#include "core/parallel.h"
 #include "kernels/cpu/normalization_rows.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
@@ -18,9 +15,6 @@
 
 namespace ferry::cpu {
 namespace {
-
-// Elements a thread takes at least.
-constexpr int64_t kGrain = 16384;
 
 // The prepared geometry: N * C planes of `spatial` values.
 struct InstanceNormPlan {
@@ -38,15 +32,7 @@ class InstanceNormalization : public OpKernel {
     const InputSpec& x = ctx.tensor_input(0);
     const InputSpec& scale = ctx.tensor_input(1);
     const InputSpec& bias = ctx.tensor_input(2);
-    for (int i = 0; i < 3; ++i) {
-      if (ctx.input(i).dtype != DataType::kFloat) {
-        throw InvalidArgumentError(ctx.Describe() + ": inputs 'input', 'scale' and 'B' must be float32, got " +
-                                   ctx.InputString(i));
-      }
-    }
-    if (x.shape.size() < 2) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'input' must have rank >= 2, got " + ctx.InputString(0));
-    }
+    CheckPlaneNormInputs(ctx, "'input', 'scale' and 'B'", "'input'");
     InstanceNormPlan p;
     p.channels = x.shape[1];
     const int64_t scale_size = ShapeElementCount(scale.shape), bias_size = ShapeElementCount(bias.shape);
@@ -58,8 +44,7 @@ class InstanceNormalization : public OpKernel {
     }
     p.planes = x.shape[0] * p.channels;
     for (size_t d = 2; d < x.shape.size(); ++d) p.spatial *= x.shape[d];
-    ctx.SetOutput(0, DataType::kFloat, x.shape);
-    ctx.output(0).in_place_of = 0;
+    DeclareNormOutput(ctx, x.shape);
     ctx.EmplaceState(p);
   }
 
@@ -68,23 +53,17 @@ class InstanceNormalization : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const float* s = ctx.required_input(1).data<float>();
     const float* b = ctx.required_input(2).data<float>();
-    Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
-    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);
+    Tensor& y = NormOutput(ctx, x);
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
     const int64_t n = p.spatial, channels = p.channels;
     const NormRows& rows = rows_;
     const float epsilon = epsilon_;
-    ParallelFor(ctx.threads(), p.planes, std::max<int64_t>(1, kGrain / n), [&](int64_t begin, int64_t end) {
-      for (int64_t q = begin; q < end; ++q) {
-        const float* xr = xp + q * n;
-        const float mean = rows.sum(xr, n) / static_cast<float>(n);
-        const float var = rows.squared_deviations(xr, mean, n) / static_cast<float>(n);
-        const int64_t c = q % channels;
-        const float mul = s[c] / std::sqrt(var + epsilon);
-        rows.affine(xr, yp + q * n, mul, b[c] - mean * mul, n);
-      }
+    ForEachPlaneMoments(ctx.threads(), rows, xp, p.planes, n, [&](int64_t q, float mean, float var) {
+      const int64_t c = q % channels;
+      const float mul = s[c] / std::sqrt(var + epsilon);
+      rows.affine(xp + q * n, yp + q * n, mul, b[c] - mean * mul, n);
     });
   }
 
@@ -96,17 +75,7 @@ class InstanceNormalization : public OpKernel {
 }  // namespace
 
 void RegisterInstanceNormalizationKernels(KernelRegistry& r) {
-  for (const NormRowsVariant& v : NormRowsVariants()) {
-    const NormRows* rows = v.rows;
-    r.Add({.op = "InstanceNormalization",
-           .since = 1,
-           .types = {{"T", {DataType::kFloat}}},
-           .create = [rows](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-             return std::make_unique<InstanceNormalization>(node, *rows);
-           },
-           .isa = v.isa,
-           .name = std::string("cpu.f32_instance_normalization__") + v.impl + ".1"});
-  }
+  AddNormRowsKernels<InstanceNormalization>(r, "InstanceNormalization", "instance_normalization", 1);
 }
 
 }  // namespace ferry::cpu

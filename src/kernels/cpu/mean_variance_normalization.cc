@@ -15,7 +15,6 @@
 // scalar variants, best first.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,8 +28,6 @@
 namespace ferry::cpu {
 namespace {
 
-// Elements a thread takes at least.
-constexpr int64_t kGrain = 16384;
 // Reduced runs shorter than this are summed value by value in ref's order: lanes would gain nothing on them, and
 // the statistics of few values, whose one-pass variance cancels, must see ref's roundings.
 constexpr int64_t kShortRun = 16;
@@ -96,8 +93,7 @@ class MeanVarianceNormalization : public OpKernel {
     if (x.dtype != DataType::kFloat) {
       throw InvalidArgumentError(ctx.Describe() + ": input 'X' must be float32, got " + ctx.InputString(0));
     }
-    ctx.SetOutput(0, DataType::kFloat, x.shape);
-    ctx.output(0).in_place_of = 0;
+    DeclareNormOutput(ctx, x.shape);
     if (ShapeElementCount(x.shape) == 0) {
       ctx.EmplaceState(MvnPlan{});
       return;
@@ -111,8 +107,7 @@ class MeanVarianceNormalization : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const MvnPlan& p = ctx.state<MvnPlan>();
     const Tensor& x = ctx.required_input(0);
-    Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
-    Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);
+    Tensor& y = NormOutput(ctx, x);
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
@@ -136,7 +131,7 @@ class MeanVarianceNormalization : public OpKernel {
     const NormRows& rows = rows_;
     const int64_t inner = p.inner, row_count = p.reduced.count;
     const float count = static_cast<float>(row_count * inner);
-    ParallelFor(threads, p.kept.count, std::max<int64_t>(1, kGrain / (row_count * inner)),
+    ParallelFor(threads, p.kept.count, std::max<int64_t>(1, kNormRowsGrain / (row_count * inner)),
                 [&](int64_t begin, int64_t end) {
                   for (int64_t k = begin; k < end; ++k) {
                     const int64_t base = p.kept.Offset(k);
@@ -171,7 +166,7 @@ class MeanVarianceNormalization : public OpKernel {
     const int64_t inner = p.inner, row_count = p.reduced.count;
     const int64_t chunks = (inner + kChunk - 1) / kChunk, width = std::min(inner, kChunk);
     const float count = static_cast<float>(row_count);
-    ParallelFor(threads, p.kept.count * chunks, std::max<int64_t>(1, kGrain / (row_count * width)),
+    ParallelFor(threads, p.kept.count * chunks, std::max<int64_t>(1, kNormRowsGrain / (row_count * width)),
                 [&](int64_t begin, int64_t end) {
                   std::vector<float> sum(static_cast<size_t>(width)), squares(static_cast<size_t>(width));
                   for (int64_t w = begin; w < end; ++w) {
@@ -202,17 +197,7 @@ class MeanVarianceNormalization : public OpKernel {
 }  // namespace
 
 void RegisterMeanVarianceNormalizationKernels(KernelRegistry& r) {
-  for (const NormRowsVariant& v : NormRowsVariants()) {
-    const NormRows* rows = v.rows;
-    r.Add({.op = "MeanVarianceNormalization",
-           .since = 9,
-           .types = {{"T", {DataType::kFloat}}},
-           .create = [rows](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
-             return std::make_unique<MeanVarianceNormalization>(node, *rows);
-           },
-           .isa = v.isa,
-           .name = std::string("cpu.f32_mean_variance_normalization__") + v.impl + ".9"});
-  }
+  AddNormRowsKernels<MeanVarianceNormalization>(r, "MeanVarianceNormalization", "mean_variance_normalization", 9);
 }
 
 }  // namespace ferry::cpu

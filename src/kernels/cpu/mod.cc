@@ -25,37 +25,6 @@ struct ModOp {
   }
 };
 
-template <class T>
-class ModKernel final : public OpKernel {
- public:
-  ModKernel(DataType dtype, BinaryMapRows<T, T, T> rows) : dtype_(dtype), rows_(rows) {}
-
-  // Both inputs of the kernel's type, shapes that broadcast (InvalidArgumentError naming the node otherwise).
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& a = ctx.tensor_input(0);
-    const InputSpec& b = ctx.tensor_input(1);
-    if (a.dtype != dtype_ || b.dtype != dtype_) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + " and " + ctx.InputString(1) +
-                                 ": expected " + std::string(DataTypeName(dtype_)) + " for both");
-    }
-    BinaryMapPlan p(a.shape, b.shape, ref::BroadcastShapes({a.shape, b.shape}, ctx.Describe()));
-    ctx.SetOutput(0, dtype_, p.out_shape);
-    ctx.EmplaceState(std::move(p));
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const BinaryMapPlan& p = ctx.state<BinaryMapPlan>();
-    const Tensor& a = ctx.required_input(0);
-    const Tensor& b = ctx.required_input(1);
-    Tensor& out = ctx.OutputUninitialized(0);
-    RunBinaryMap(ctx.threads(), p, a.data<T>(), b.data<T>(), out.data<T>(), rows_);
-  }
-
- private:
-  DataType dtype_;
-  BinaryMapRows<T, T, T> rows_;
-};
-
 // The row loops of one fmod value: float16/bfloat16 through float32 in blocks, the others plain loops.
 template <class T, bool kFmod>
 BinaryMapRows<T, T, T> Rows() {
@@ -71,7 +40,7 @@ template <class T>
 KernelFactory Factory(DataType dtype) {
   return [dtype](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
     const bool fmod = node.GetInt("fmod", 0) != 0;
-    return std::make_unique<ModKernel<T>>(dtype, fmod ? Rows<T, true>() : Rows<T, false>());
+    return std::make_unique<BinaryMapKernel<T>>(dtype, dtype, fmod ? Rows<T, true>() : Rows<T, false>());
   };
 }
 

@@ -17,7 +17,6 @@
 #include <dnnl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -26,6 +25,7 @@
 
 #include "core/parallel.h"
 #include "ferry/float16.h"
+#include "kernels/cpu/attention_common.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
@@ -86,14 +86,10 @@ struct OnnxAttentionState {
   int64_t units = 0, rows = 0, blocks = 0;  // units; rows per task; tasks per unit
 };
 
-// Rows per task: a scores block of at most ~32K floats (it stays in L2 with the K and V panels), 4..64 rows, and
-// enough tasks for the threads when there are rows to split.
+// Rows per task (attention_common.h): at least 4, and the tasks of a unit.
 void SplitTasks(OnnxAttentionState& st) {
-  const int64_t m = st.unit_heads * st.plan.q.seq, keys = std::max<int64_t>(st.plan.total, 1);
-  const int64_t cap = std::clamp<int64_t>(32768 / keys, 4, 64);
-  int64_t blocks = std::max<int64_t>((m + cap - 1) / cap, 1);
-  while (st.units * blocks < st.threads && (m + blocks) / (blocks + 1) >= 4) ++blocks;
-  st.rows = std::max<int64_t>((m + blocks - 1) / blocks, 1);
+  const int64_t m = st.unit_heads * st.plan.q.seq;
+  st.rows = AttentionRowsPerTask(st.units, m, st.plan.total, st.threads, 4);
   st.blocks = (m + st.rows - 1) / st.rows;
 }
 
@@ -223,48 +219,39 @@ class OnnxAttention : public OpKernel {
     const float scale = attrs_.has_scale ? attrs_.scale : 1.0f / std::sqrt(static_cast<float>(D));
     const bool fold = std::isfinite(scale) && scale != 0.0f;
     const int64_t group = Hq / Hkv, hu = st.unit_heads, units_per_batch = Hq / hu, rows = st.rows;
-    std::atomic<int> status{dnnl_success};
-    ScopedOmpThreads omp(threads);  // for dnnl_sgemm when the tasks run inline
-    ParallelFor(threads, st.units * st.blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(static_cast<size_t>(rows * S));
-      float* s = scratch.data();
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t unit = t / st.blocks, r0 = (t % st.blocks) * rows;
-        const int64_t m = std::min(rows, hu * Sq - r0);
-        const int64_t b = unit / units_per_batch, h0 = (unit % units_per_batch) * hu, hk = h0 / group;
-        const float* qrow = qp + p.q.At(b, h0, 0) + r0 * st.q_row;
-        float* yrow = yp + p.y.At(b, h0, 0) + r0 * st.y_row;
-        dnnl_status_t rc = dnnl_success;
-        if (S > 0 && D > 0) {
-          rc = dnnl_sgemm('N', 'T', m, S, D, fold ? scale : 1.0f, qrow, st.q_row, kr.At(b, hk), kr.ss, 0.0f, s, S);
-        } else {
-          std::fill(s, s + m * S, 0.0f);
-        }
-        const int64_t offset = ref::AttentionCausalOffset(p, past_k != nullptr, valid_len, b);
-        int64_t key_limit = mask ? p.mlen : S;
-        if (nonpad) key_limit = std::clamp<int64_t>(valid_len[static_cast<size_t>(b)], 0, key_limit);
-        for (int64_t r = 0; r < m && S > 0; ++r) {
-          const int64_t h = h0 + (r0 + r) / Sq, i = (r0 + r) % Sq;
-          OnnxAttentionRow a{.scale_here = !fold, .scale = scale, .softcap = attrs_.softcap, .mode = attrs_.mode};
-          a.limit = attrs_.causal ? std::clamp<int64_t>(i + offset + 1, 0, key_limit) : key_limit;
-          if (mp) a.mask = mp + b * p.mb + h * p.mh + i * p.mq;
-          a.all_masked = a.limit == 0 || (a.mask && std::none_of(a.mask, a.mask + a.limit, [](float x) {
-                                            return x > -std::numeric_limits<float>::infinity();
-                                          }));
-          if (qkp) a.qk = qkp + ((b * Hq + h) * Sq + i) * S;
-          row_(s + r * S, S, a);
-        }
-        if (Dv > 0 && S > 0 && rc == dnnl_success) {
-          rc = dnnl_sgemm('N', 'N', m, Dv, S, 1.0f, s, S, vr.At(b, hk), vr.ss, 0.0f, yrow, st.y_row);
-        } else if (Dv > 0) {  // no keys: P V sums nothing
-          for (int64_t r = 0; r < m; ++r) std::fill(yrow + r * st.y_row, yrow + r * st.y_row + Dv, 0.0f);
-        }
-        if (rc != dnnl_success) status.store(rc);
+    RunAttentionTasks(ctx, threads, st.units * st.blocks, rows * S, [&](int64_t t, float* s) {
+      const int64_t unit = t / st.blocks, r0 = (t % st.blocks) * rows;
+      const int64_t m = std::min(rows, hu * Sq - r0);
+      const int64_t b = unit / units_per_batch, h0 = (unit % units_per_batch) * hu, hk = h0 / group;
+      const float* qrow = qp + p.q.At(b, h0, 0) + r0 * st.q_row;
+      float* yrow = yp + p.y.At(b, h0, 0) + r0 * st.y_row;
+      dnnl_status_t rc = dnnl_success;
+      if (S > 0 && D > 0) {
+        rc = dnnl_sgemm('N', 'T', m, S, D, fold ? scale : 1.0f, qrow, st.q_row, kr.At(b, hk), kr.ss, 0.0f, s, S);
+      } else {
+        std::fill(s, s + m * S, 0.0f);
       }
+      const int64_t offset = ref::AttentionCausalOffset(p, past_k != nullptr, valid_len, b);
+      int64_t key_limit = mask ? p.mlen : S;
+      if (nonpad) key_limit = std::clamp<int64_t>(valid_len[static_cast<size_t>(b)], 0, key_limit);
+      for (int64_t r = 0; r < m && S > 0; ++r) {
+        const int64_t h = h0 + (r0 + r) / Sq, i = (r0 + r) % Sq;
+        OnnxAttentionRow a{.scale_here = !fold, .scale = scale, .softcap = attrs_.softcap, .mode = attrs_.mode};
+        a.limit = attrs_.causal ? std::clamp<int64_t>(i + offset + 1, 0, key_limit) : key_limit;
+        if (mp) a.mask = mp + b * p.mb + h * p.mh + i * p.mq;
+        a.all_masked = a.limit == 0 || (a.mask && std::none_of(a.mask, a.mask + a.limit, [](float x) {
+                                          return x > -std::numeric_limits<float>::infinity();
+                                        }));
+        if (qkp) a.qk = qkp + ((b * Hq + h) * Sq + i) * S;
+        row_(s + r * S, S, a);
+      }
+      if (Dv > 0 && S > 0 && rc == dnnl_success) {
+        rc = dnnl_sgemm('N', 'N', m, Dv, S, 1.0f, s, S, vr.At(b, hk), vr.ss, 0.0f, yrow, st.y_row);
+      } else if (Dv > 0) {  // no keys: P V sums nothing
+        for (int64_t r = 0; r < m; ++r) std::fill(yrow + r * st.y_row, yrow + r * st.y_row + Dv, 0.0f);
+      }
+      return rc;
     });
-    if (status.load() != dnnl_success) {
-      throw InternalError(ctx.Describe() + ": oneDNN dnnl_sgemm failed with status " + std::to_string(status.load()));
-    }
     if constexpr (!kF32) {
       std::transform(y_f.begin(), y_f.end(), y.data<T>(), [](float x) { return T(x); });
       if (qk_out) std::transform(qk_f.begin(), qk_f.end(), qk_out->data<T>(), [](float x) { return T(x); });

@@ -8,7 +8,6 @@
 #include <string>
 #include <type_traits>
 
-#include "core/parallel.h"
 #include "kernels/cpu/binary_elementwise_map.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise_rules.h"
@@ -33,37 +32,6 @@ struct ShrinkOp {
 };
 
 template <class T>
-class ShrinkKernel final : public OpKernel {
- public:
-  ShrinkKernel(DataType dtype, UnaryMapRowFn<T, ShrinkParams> row, ShrinkParams params)
-      : dtype_(dtype), row_(row), params_(params) {}
-
-  // X of the kernel's type; Y has its shape.
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& x = ctx.tensor_input(0);
-    if (x.dtype != dtype_) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + ctx.InputString(0) + ": expected " +
-                                 std::string(DataTypeName(dtype_)));
-    }
-    ctx.SetOutput(0, dtype_, x.shape);
-  }
-
-  void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
-    Tensor& y = ctx.OutputUninitialized(0);
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    ParallelFor(ctx.threads(), x.size(), kBinaryMapGrain,
-                [&](int64_t s, int64_t e) { row_(px + s, py + s, e - s, params_); });
-  }
-
- private:
-  DataType dtype_;
-  UnaryMapRowFn<T, ShrinkParams> row_;
-  ShrinkParams params_;
-};
-
-template <class T>
 void AddType(KernelRegistry& r, const std::string& tag, DataType dtype) {
   for (MapIsa isa : kMapIsas) {
     r.Add({.op = "Shrink",
@@ -71,10 +39,11 @@ void AddType(KernelRegistry& r, const std::string& tag, DataType dtype) {
            .types = {{"T", {dtype}}},
            .create = [dtype, isa](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
              const ShrinkParams p{.lambd = node.GetFloat("lambd", 0.5f), .bias = node.GetFloat("bias", 0.0f)};
-             return std::make_unique<ShrinkKernel<T>>(dtype, UnaryMapRows<T, ShrinkParams, ShrinkOp>(isa), p);
+             return std::make_unique<UnaryMapKernel<T, ShrinkParams>>(
+                 dtype, UnaryMapRows<T, ShrinkParams, ShrinkOp>(isa), p);
            },
            .isa = MapIsaSet(isa),
-           .name = "cpu." + tag + "_shrink__" + MapIsaName(isa) + ".9"});
+           .name = MapKernelName(tag, "shrink", isa, 9)});
   }
 }
 
