@@ -1,6 +1,6 @@
 // Shared by the oneDNN MatMul and Gemm kernels: a constant right-hand matrix reordered once, at kernel creation,
-// into the layout oneDNN's matmul prefers, and the matmul primitives the kernels' Prepare builds per input
-// signature, which use it when they can.
+// into the layout oneDNN's matmul prefers (or, where it takes a plain matrix, into rows padded against cache
+// conflicts), and the matmul primitives the kernels' Prepare builds per input signature, which use it when they can.
 #pragma once
 
 #include <memory>
@@ -14,7 +14,9 @@ namespace ferry::cpu {
 
 // A constant B: the initializer itself (K×N as described by `plain`, which may be strided for a transposed
 // matrix) and, when oneDNN's matmul prefers another layout for the representative problem it was created for,
-// a copy of it reordered into that layout.
+// a copy of it reordered into that layout. Where that layout is unblocked (oneDNN's gemm), the copy is row-major
+// with each row padded to an odd number of 64-byte lines (dense if N < 128; none if B is so already), except that
+// a transposed B stays as it is for a small representative M (<= 16).
 class MatMulWeights {
  public:
   MatMulWeights() = default;

@@ -1,7 +1,7 @@
 // The cpu Gemm kernel (oneDNN) against ref: random transA/transB, alpha, beta and every broadcast form of C
 // (absent, scalar, [N], [1,N], [M,1], [M,N]; the bias path and the sum post-op path), B constant (pre-packed) or a
-// graph input, opsets 7-13, dynamic shapes run concurrently, alpha = 0 and K = 0 (beta · C without reading A, B),
-// empty outputs, and the configurations it refuses.
+// graph input, opsets 7-13, dynamic shapes run concurrently, a wide transposed constant B, alpha = 0 and K = 0
+// (beta · C without reading A, B), empty outputs, and the configurations it refuses.
 #include "kernels/cpu/conv_test_util.h"
 
 namespace ferry::testing {
@@ -137,6 +137,28 @@ TEST(CpuGemm, DynamicShapesReusePackedWeightsAndRunConcurrently) {
     r.push_back({"c", RandomTensor(DataType::kFloat, m % 2 ? Shape{1, 1} : Shape{m, 1}, rng)});
   }
   ExpectDynamicMatchesRef(t, runs, true);
+}
+
+TEST(CpuGemm, WideTransposedConstantBMatchesRefForEveryM) {
+  // B [N, K] with N = 200: for a guessed M of 64, the packed copy is row-major with padded rows; the runs include
+  // the small M that the transposed layout would have served.
+  std::mt19937 rng(29);
+  OpTest t{.op = "Gemm",
+           .inputs = {In("a", RandomTensor(DataType::kFloat, {64, 80}, rng)),
+                      Const("b", RandomTensor(DataType::kFloat, {200, 80}, rng)),
+                      Const("c", RandomTensor(DataType::kFloat, {200}, rng))},
+           .attributes = {Int("transB", 1)},
+           .rtol = 1e-4,
+           .atol = 2e-4,  // sums of 80 products
+           .threads = 2};
+  std::vector<std::vector<std::pair<std::string, Tensor>>> runs;
+  for (int64_t m : {64, 1, 3, 17, 150}) runs.push_back({{"a", RandomTensor(DataType::kFloat, {m, 80}, rng)}});
+  ExpectDynamicMatchesRef(t, runs, false);
+  ExpectDynamicMatchesRef(t, runs, true);
+  for (int threads : {1, 2}) {
+    t.threads = threads;
+    EXPECT_TRUE(MatchesRef(t, "cpu"));  // static M = 64
+  }
 }
 
 TEST(CpuGemm, BadShapesAreInvalidArguments) {

@@ -1,7 +1,7 @@
 // The cpu MatMul kernel (oneDNN) against ref: random ranks 1-4 with broadcast batch dims, B constant (pre-packed
 // when it has no batch extent) or a graph input, more batch dims than oneDNN's rank limit, dynamic shapes (the
-// packed weights reused for an M other than the one they were packed for) run concurrently, empty tensors, and
-// the configurations it refuses.
+// packed weights reused for an M other than the one they were packed for) run concurrently, a wide constant B
+// (copied with padded rows), empty tensors, and the configurations it refuses.
 #include "kernels/cpu/conv_test_util.h"
 
 namespace ferry::testing {
@@ -111,6 +111,27 @@ TEST(CpuMatMul, DynamicShapesReusePackedWeightsAndRunConcurrently) {
   t.inputs[1] = In("b", RandomTensor(DataType::kFloat, {1, 48, 40}, rng));
   for (auto& r : runs) r.push_back({"b", RandomTensor(DataType::kFloat, {r[0].second.dim(0), 48, 40}, rng)});
   ExpectDynamicMatchesRef(t, runs, true);
+}
+
+TEST(CpuMatMul, WideConstantBWithPaddedRowsMatchesRefForEveryM) {
+  // N = 256 (16 lines a row): where oneDNN's gemm takes B unblocked, the packed copy has rows of 17 lines.
+  std::mt19937 rng(23);
+  OpTest t{.op = "MatMul",
+           .inputs = {In("a", RandomTensor(DataType::kFloat, {1, 40, 96}, rng)),
+                      Const("b", RandomTensor(DataType::kFloat, {96, 256}, rng))},
+           .rtol = 1e-4,
+           .atol = 2e-4,  // sums of 96 products
+           .threads = 2};
+  std::vector<std::vector<std::pair<std::string, Tensor>>> runs;
+  for (Shape s : {Shape{1, 40, 96}, Shape{1, 1, 96}, Shape{2, 3, 96}, Shape{1, 130, 96}}) {
+    runs.push_back({{"a", RandomTensor(DataType::kFloat, s, rng)}});
+  }
+  ExpectDynamicMatchesRef(t, runs, false);
+  ExpectDynamicMatchesRef(t, runs, true);
+  for (int threads : {1, 2}) {
+    t.threads = threads;
+    EXPECT_TRUE(MatchesRef(t, "cpu"));
+  }
 }
 
 TEST(CpuMatMul, EmptyTensors) {
