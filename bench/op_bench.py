@@ -126,6 +126,22 @@ def binary(opset=17, lo=None, hi=None, ints=False):
             case(f"{FEAT} + [1,256,1,1]", [F(FEAT, lo, hi), F([1, 256, 1, 1], lo, hi)], opset)]
 
 
+_RNG = np.random.default_rng(24)  # fixed inputs for the cases fed with V(...)
+
+
+def bitwise():
+    return [case(f"{IMG} int32 same shape", [V(_RNG.integers(-1 << 30, 1 << 30, IMG, dtype=np.int32)),
+                                              V(_RNG.integers(-1 << 30, 1 << 30, IMG, dtype=np.int32))], 18)]
+
+
+def _unpool_indices(channels, size):
+    """MaxPool 2x2/2 indices into a [1, channels, 2*size, 2*size] output: one tap of each window."""
+    c, h, w = np.meshgrid(np.arange(channels), np.arange(size), np.arange(size), indexing="ij")
+    taps = _RNG.integers(0, 4, c.shape)
+    return ((c * 2 * size + 2 * h + taps // 2) * 2 * size + 2 * w + taps % 2).reshape(1, channels, size, size) \
+        .astype(np.int64)
+
+
 def compare():
     return [case(f"{IMG} same shape", [F(IMG), F(IMG)]), case(f"{TXT} vs [768]", [F(TXT), F([768])])]
 
@@ -339,6 +355,36 @@ CASES = {
                    case("[1,256,7,7] axes 2,3", [F([1, 256, 7, 7], 0.95, 1.05), C(i64(2, 3))], 18, keepdims=1)],
     "ReduceL1": reduce(), "ReduceL2": reduce(), "ReduceLogSum": reduce(), "ReduceLogSumExp": reduce(),
     "ReduceSumSquare": reduce(),
+    # -- integer bit ops, casts, data movement, losses (ops added to cpu in issue 24's second pass) --
+    "BitShift": [case(f"{IMG} uint32 << [0,8)", [V(_RNG.integers(0, 1 << 20, IMG, dtype=np.uint32)),
+                                                 V(_RNG.integers(0, 8, IMG, dtype=np.uint32))], 11,
+                      direction="LEFT")],
+    "BitwiseAnd": bitwise(), "BitwiseOr": bitwise(), "BitwiseXor": bitwise(),
+    "BitwiseNot": [case(f"{IMG} int32", [V(_RNG.integers(-1 << 30, 1 << 30, IMG, dtype=np.int32))], 18)],
+    "CastLike": [case(f"{TXT} float32 like float16", [F(TXT), C(np.zeros(1, np.float16))], 15),
+                 case(f"{IMG} int64 like float32", [I(IMG, 1000), C(np.zeros(1, np.float32))], 15)],
+    "Compress": [case("[1000,256] axis 0, half kept", [F([1000, 256]), V(np.arange(1000) % 2 == 0)], 11, axis=0)],
+    "CumProd": [case(f"{TXT} axis 1", [F(TXT, 0.99, 1.01), C(np.array(1, dtype=np.int64))], 26)],
+    "EyeLike": [case("[512,512]", [F([512, 512])], 9)],
+    "MaxUnpool": [case("[1,64,56,56] 2x2 s2 -> [1,64,112,112]", [F([1, 64, 56, 56]), V(_unpool_indices(64, 56))],
+                       11, kernel_shape=[2, 2], strides=[2, 2])],
+    "NegativeLogLikelihoodLoss": [
+        case("[64,1000] mean", [F([64, 1000]), V(_RNG.integers(0, 1000, [64]).astype(np.int64))], 13,
+             reduction="mean"),
+        case("[4,21,64,64] none", [F([4, 21, 64, 64]), V(_RNG.integers(0, 21, [4, 64, 64]).astype(np.int64))], 13,
+             reduction="none")],
+    "SoftmaxCrossEntropyLoss": [
+        case("[64,1000] mean", [F([64, 1000]), V(_RNG.integers(0, 1000, [64]).astype(np.int64))], 13,
+             reduction="mean"),
+        case("[4,21,64,64] mean", [F([4, 21, 64, 64]), V(_RNG.integers(0, 21, [4, 64, 64]).astype(np.int64))], 13,
+             reduction="mean")],
+    "ReverseSequence": [case("[64,16,256] time-major", [F([64, 16, 256]),
+                                                         V(_RNG.integers(1, 65, [16]).astype(np.int64))], 10,
+                             time_axis=0, batch_axis=1)],
+    "RotaryEmbedding": [case("[1,12,128,64] position ids", [F([1, 12, 128, 64]), C([128, 32], 1.0), C([128, 32], 1.0),
+                                                            V(np.arange(128, dtype=np.int64).reshape(1, 128))], 23)],
+    "AffineGrid": [case("theta [1,2,3] -> [1,56,56,2]", [F([1, 2, 3]), V(i64(1, 64, 56, 56))], 20)],
+    "Swish": unary(opset=24),
     # -- attention (ai.onnx Attention, opset 23) --
     "Attention": [case("q,k,v [1,12,128,64]", [F([1, 12, 128, 64]), F([1, 12, 128, 64]), F([1, 12, 128, 64])], 23),
                   case("q,k,v [1,12,197,64] causal", [F([1, 12, 197, 64])] * 3, 23, is_causal=1)],

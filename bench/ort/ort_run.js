@@ -11,11 +11,14 @@ const fs = require('fs');
 const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 
-// A minimal .npy reader/writer: little-endian float32, float64, float16, int64, int32, int8, uint8 and bool, C order
+// A minimal .npy reader/writer: little-endian float32, float64, float16, int64, int32, int16, int8, uint64, uint32,
+// uint16, uint8 and bool, C order
 // (what the benchmarks use).
 const NPY_TYPES = {'<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
                    '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array], '<f2': ['float16', Uint16Array],
-                   '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array]};
+                   '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+                   '<i2': ['int16', Int16Array], '<u2': ['uint16', Uint16Array], '<u4': ['uint32', Uint32Array],
+                   '<u8': ['uint64', BigUint64Array]};
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not a .npy file`);
@@ -34,7 +37,7 @@ function readNpy(file) {
   return new ort.Tensor(type, data, shape);
 }
 const NPY_DESCR = {float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', float16: '<f2', bool: '|b1',
-                    uint8: '|u1', int8: '|i1'};
+                    uint8: '|u1', int8: '|i1', int16: '<i2', uint16: '<u2', uint32: '<u4', uint64: '<u8'};
 function writeNpy(file, tensor) {
   const descr = NPY_DESCR[tensor.type];
   if (!descr) return;
