@@ -11,6 +11,7 @@
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/view_kernels.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -142,16 +143,20 @@ class Dropout : public OpKernel {
 
 }  // namespace
 
+std::unique_ptr<OpKernel> CreateDropoutKernel(const ir::Node& node, const KernelOptions& options) {
+  return MakeKernel<Dropout>(node, options);
+}
+
 void RegisterDropoutKernels(KernelRegistry& r) {
   const std::vector<DataType> legacy = {DataType::kFloat, DataType::kDouble, DataType::kFloat16};
   // 1, 6, 7, 10: ratio attribute, inference only (mask becomes bool in 10).
   r.Add({.op = "Dropout", .since = 1, .until = 11, .types = {{"T", legacy}, {"T1", {DataType::kBool}}},
-         .create = MakeKernel<Dropout>});
+         .create = CreateDropoutKernel});
   // 12, 13, 22: ratio and training_mode inputs, seed attribute.
   r.Add({.op = "Dropout",
          .since = 12,
          .types = {{"T", dtypes::Floats()}, {"T1", dtypes::Floats()}, {"T2", {DataType::kBool}}},
-         .create = MakeKernel<Dropout>});
+         .create = CreateDropoutKernel});
 }
 
 }  // namespace ferry::ref

@@ -165,5 +165,26 @@ TEST(CpuReshape, IdentityPassesEveryTypeThrough) {
   }
 }
 
+TEST(CpuViews, InferenceDropoutRunsOnCpuTrainingFallsBack) {
+  std::mt19937 rng(2404);
+  const Tensor x = RandomBits(DataType::kFloat, {2, 3, 5}, rng);
+  Tensor off(DataType::kBool, {});
+  off.data<bool>()[0] = false;
+  // Opset 7 (ratio attribute), opset 13 without training_mode, and with a constant false: Y is X, the mask all true.
+  EXPECT_TRUE(MatchesRef({.op = "Dropout", .opset = 7, .inputs = {In("x", x)}, .attributes = {Float("ratio", 0.3f)}},
+                         "cpu"));
+  EXPECT_TRUE(MatchesRef({.op = "Dropout", .opset = 13, .inputs = {In("x", x)}}, "cpu"));
+  OpTest with_mask{.op = "Dropout", .opset = 13,
+                   .inputs = {In("x", x), Const("ratio", Tensor(DataType::kFloat, {})), Const("training_mode", off)},
+                   .num_outputs = 2};
+  EXPECT_TRUE(MatchesRef(with_mask, "cpu"));
+  // A training_mode fed at run time may be true: ref draws the mask.
+  Tensor on(DataType::kBool, {});
+  on.data<bool>()[0] = true;
+  OpTest training{.op = "Dropout", .opset = 13, .inputs = {In("x", x), Omitted(), In("training_mode", on)},
+                  .attributes = {Int("seed", 3)}, .num_outputs = 2};
+  ExpectRefusedAndFallsBack(training, "Dropout: training mode");
+}
+
 }  // namespace
 }  // namespace ferry::testing::glue
