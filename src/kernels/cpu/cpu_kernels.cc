@@ -97,6 +97,8 @@ void RegisterRoiAlignKernels(KernelRegistry& r);
 void RegisterNonMaxSuppressionKernels(KernelRegistry& r);
 void RegisterAffineGridKernels(KernelRegistry& r);
 
+void RegisterUnaryTrigKernels(KernelRegistry& r);
+
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
   RegisterConvKernels(r);
@@ -125,6 +127,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   // --- vectorized elementwise ---
   RegisterBinaryElementwiseKernels(r);
   RegisterUnaryElementwiseKernels(r);
+  RegisterUnaryTrigKernels(r);
   RegisterUnaryPredicateKernels(r);
   RegisterPowKernels(r);
   RegisterModKernels(r);

@@ -2,11 +2,12 @@
 // first (the registry takes the first the target supports):
 //   Relu LeakyRelu Clip Neg Abs Sqrt Exp Sigmoid Tanh Erf Gelu
 //   HardSigmoid HardSwish ThresholdedRelu Softsign Reciprocal Floor Ceil Round Sign Elu Selu Celu Log Softplus Mish
-// and, with the scalar (libm) variant only, threaded like the others: Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh
-// Acosh Atanh. The vector variants are simd_kernels.inc; Exp Sigmoid Tanh Erf Gelu Log Softplus Mish (and Elu Selu
-// Celu through Exp) there are polynomial approximations whose measured error against glibc (what ref calls) is
-// documented at its top (<= 3 ulp, Mish 6; Gelu within 4.8e-7 absolute); the other vector ops evaluate ref's expression
-// in the same order and are exact. The scalar variants compute exactly what ref does, with the same libm calls.
+// and, with the scalar (libm) variant only, threaded like the others: Sinh Cosh Asinh Acosh Atanh (Sin Cos Tan Asin
+// Acos Atan, vectorized, are unary_trig.cc). The vector variants are simd_kernels.inc; Exp Sigmoid Tanh Erf Gelu
+// Log Softplus Mish (and Elu Selu Celu through Exp) there are polynomial approximations whose measured error against
+// glibc (what ref calls) is documented at its top (<= 3 ulp, Mish 6; Gelu within 4.8e-7 absolute); the other vector
+// ops evaluate ref's expression in the same order and are exact. The scalar variants compute exactly what ref
+// does, with the same libm calls.
 // NaN, ±inf and ±0 behave as in ref: Relu maps NaN to 0 (ref's `x > 0 ? x : 0`), Clip keeps NaN, Sigmoid(-inf) = 0,
 // Tanh(±inf) = ±1, Exp overflows to inf exactly where expf does, ThresholdedRelu and Celu map NaN to 0, Sign keeps
 // NaN and ±0, Round is half to even.
@@ -14,7 +15,7 @@
 // Opsets: the versions before 6 (consumed_inputs) are left to ref; Clip 6-10 reads min/max attributes, Clip 11+ the
 // optional scalar inputs at run time (their types and shapes checked by Prepare); Gelu is opset 20 (approximate =
 // "none" or "tanh"); the others from their schemas' first version without consumed_inputs (HardSwish 14, Celu 12,
-// Mish 18, Round 11, ThresholdedRelu 10, Sign 9, trigonometric 7, hyperbolic 9). Celu rejects alpha = 0 as ref does.
+// Mish 18, Round 11, ThresholdedRelu 10, Sign 9, hyperbolic 9). Celu rejects alpha = 0 as ref does.
 // Clip 12+ also takes the integer types (int8..int64, uint8..uint64): y = min(max(x, min), max) with the bounds'
 // type defaults, as ref, in plain loops compiled per ISA (binary_elementwise_map.h's unary rows).
 #include <cfloat>
@@ -160,12 +161,6 @@ struct MishOp {
     static float Apply(float x, const UnaryParams&) { return std::FN(x); }     \
   };
 FERRY_LIBM_OP(LogOp, log)
-FERRY_LIBM_OP(SinOp, sin)
-FERRY_LIBM_OP(CosOp, cos)
-FERRY_LIBM_OP(TanOp, tan)
-FERRY_LIBM_OP(AsinOp, asin)
-FERRY_LIBM_OP(AcosOp, acos)
-FERRY_LIBM_OP(AtanOp, atan)
 FERRY_LIBM_OP(SinhOp, sinh)
 FERRY_LIBM_OP(CoshOp, cosh)
 FERRY_LIBM_OP(AsinhOp, asinh)
@@ -455,12 +450,6 @@ void RegisterUnaryElementwiseKernels(KernelRegistry& r) {
            MakeTranscendental);
   AddUnary(r, "Log", "log", 6, kOpsetOpen, Variants<avx512::LogOp, avx2::LogOp, scalar::LogOp>(),
            MakeTranscendental);
-  AddScalarOnly(r, "Sin", "sin", 7, &scalar::Unary<scalar::SinOp>);
-  AddScalarOnly(r, "Cos", "cos", 7, &scalar::Unary<scalar::CosOp>);
-  AddScalarOnly(r, "Tan", "tan", 7, &scalar::Unary<scalar::TanOp>);
-  AddScalarOnly(r, "Asin", "asin", 7, &scalar::Unary<scalar::AsinOp>);
-  AddScalarOnly(r, "Acos", "acos", 7, &scalar::Unary<scalar::AcosOp>);
-  AddScalarOnly(r, "Atan", "atan", 7, &scalar::Unary<scalar::AtanOp>);
   AddScalarOnly(r, "Sinh", "sinh", 9, &scalar::Unary<scalar::SinhOp>);
   AddScalarOnly(r, "Cosh", "cosh", 9, &scalar::Unary<scalar::CoshOp>);
   AddScalarOnly(r, "Asinh", "asinh", 9, &scalar::Unary<scalar::AsinhOp>);
