@@ -2,9 +2,10 @@
 // through the PassManager (pass_manager.h), before placement: the graph they leave is the graph placed and run.
 //
 // Levels: 0 none; 1 cleanups that never change numerics, and half-precision nodes the targets run only in float32
-// computed in float32 (compute_in_float32: closer to exact than half compute); 2 fusions (results may differ by
-// float re-association only); 3 layout transforms for the backends in the target list. A pass that needs a backend's kernel to exist
-// (a fusion into a Ferry op, a blocked layout) asks that backend's registry, so it only rewrites what will run.
+// computed in float32 (compute_in_float32: closer to exact than half compute); 2 fusions (results may differ by float
+// re-association only); 3 layout transforms for the backends in the target list. A pass that needs a backend's kernel
+// to exist (a fusion into a Ferry op, a blocked layout) asks that backend's registry, so it only rewrites what will
+// run.
 #pragma once
 
 #include <functional>

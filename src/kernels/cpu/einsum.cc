@@ -1,12 +1,13 @@
-// Einsum (opset 12, float32 and float64) on cpu, lowered onto GEMM: with two inputs every label is a batch label (in the output
-// and both inputs), an M label (output and the first input), an N label (output and the second), a K label (summed,
-// in both) or a label summed in one input only. Per batch, each operand becomes an [M, K] / [K, N] matrix — read in
-// place when its labels already lie that way (row-major or transposed, any leading dimension: "bij,bjk->bik",
-// "bhqd,bhkd->bhqk"), else packed once, summing its own summed labels while it is packed — and one dnnl_sgemm
-// (float32; a vectorized loop nest for float64) makes the [M, N] block, written in place or scattered into the output's label order. Batches are split over the
-// threads (each GEMM single-threaded) when there are at least as many as threads, else the GEMM gets the threads.
-// One input (transposes, diagonals, sums) is a strided gather-and-sum. The equation, its checks and the label
-// strides are ref's (einsum_plan.h). Three or more inputs fall back to ref (the KernelDef predicate).
+// Einsum (opset 12, float32 and float64) on cpu, lowered onto GEMM: with two inputs every label is a batch label (in
+// the output and both inputs), an M label (output and the first input), an N label (output and the second), a K label
+// (summed, in both) or a label summed in one input only. Per batch, each operand becomes an [M, K] / [K, N] matrix —
+// read in place when its labels already lie that way (row-major or transposed, any leading dimension: "bij,bjk->bik",
+// "bhqd,bhkd->bhqk"), else packed once, summing its own summed labels while it is packed — and one dnnl_sgemm (float32;
+// a vectorized loop nest for float64) makes the [M, N] block, written in place or scattered into the output's label
+// order. Batches are split over the threads (each GEMM single-threaded) when there are at least as many as threads,
+// else the GEMM gets the threads. One input (transposes, diagonals, sums) is a strided gather-and-sum. The equation,
+// its checks and the label strides are ref's (einsum_plan.h). Three or more inputs fall back to ref (the KernelDef
+// predicate).
 #include <dnnl.h>
 
 #include <algorithm>

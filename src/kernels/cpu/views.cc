@@ -1,7 +1,7 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity and inference Dropout on cpu: ops that only change the shape. The output is a view
-// sharing the input's buffer, so ref's kernels are already as fast as these ops get; the cpu backend registers
-// those very kernels (no copy of their code) under cpu names, for every data type, strings included. Shape and
-// axes inputs are read on the host; the kernels' Prepare declares the output a view of input 0 (with its shape when
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity and inference Dropout on cpu: ops that only change the shape. The
+// output is a view sharing the input's buffer, so ref's kernels are already as fast as these ops get; the cpu backend
+// registers those very kernels (no copy of their code) under cpu names, for every data type, strings included. Shape
+// and axes inputs are read on the host; the kernels' Prepare declares the output a view of input 0 (with its shape when
 // the shape or axes are known before the run), so it gets no buffer of its own.
 #include <optional>
 #include <string>

@@ -1,6 +1,7 @@
 // The ref kernels of the ops that only change a shape (the output shares the input's buffer): Reshape, Flatten,
-// Squeeze, Unsqueeze, Identity, and Dropout in inference (Y is X; its training mode draws a mask). They copy nothing, so they are already as fast as a kernel can be; the cpu
-// backend registers these same kernels (src/kernels/cpu/views.cc) instead of keeping copies.
+// Squeeze, Unsqueeze, Identity, and Dropout in inference (Y is X; its training mode draws a mask). They copy nothing,
+// so they are already as fast as a kernel can be; the cpu backend registers these same kernels
+// (src/kernels/cpu/views.cc) instead of keeping copies.
 #pragma once
 
 #include <cstdint>

@@ -80,8 +80,18 @@ TEST(CpuSoftmax, RefusedConfigurationsFallBackToRef) {
   std::mt19937 rng(6);
   OpTest f64{.op = "Softmax", .inputs = {In("x", RandomTensor(DataType::kDouble, {2, 3}, rng))}};
   ExpectRefusedAndFallsBack(f64, "supports T in {float32}");
-  OpTest f16{.op = "LogSoftmax", .opset = 11, .inputs = {In("x", RandomTensor(DataType::kFloat16, {2, 3}, rng))}};
-  ExpectRefusedAndFallsBack(f16, "supports T in {float32}");
+  OpTest f64_log{.op = "LogSoftmax", .opset = 11, .inputs = {In("x", RandomTensor(DataType::kDouble, {2, 3}, rng))}};
+  ExpectRefusedAndFallsBack(f64_log, "supports T in {float32}");
+}
+
+TEST(CpuSoftmax, HalfInputsRunOnCpuInFloat32) {
+  // No half kernel: the compute_in_float32 pass feeds the float32 kernel and rounds the result to half once.
+  std::mt19937 rng(7);
+  for (DataType dt : {DataType::kFloat16, DataType::kBFloat16}) {
+    OpTest t{.op = "LogSoftmax", .opset = 13, .inputs = {In("x", RandomTensor(dt, {4, 33}, rng, -4, 4))},
+             .rtol = dt == DataType::kFloat16 ? 2e-3 : 1.6e-2, .atol = 1e-3};
+    EXPECT_TRUE(MatchesRef(t, "cpu")) << DataTypeName(dt);
+  }
 }
 
 }  // namespace
