@@ -191,6 +191,18 @@ class Where : public OpKernel {
           } else {
             for (int64_t i = 0; i < count; ++i) po[o + i] = from[i * stride];
           }
+        } else if (sc == 1 && (sx | sy) == 1 && (sx & sy) == 0) {
+          // A mask row against one side's single value (attention masks): the value repeated in a block on the
+          // stack, so the ISA's select kernel runs the row.
+          constexpr int64_t kBlock = 512;
+          W rep[kBlock];
+          std::fill(rep, rep + kBlock, sx == 0 ? px[off[1]] : py[off[2]]);
+          for (int64_t i = 0; i < count; i += kBlock) {
+            const int64_t len = std::min(kBlock, count - i);
+            const void* a = sx == 1 ? static_cast<const void*>(px + off[1] + i) : rep;
+            const void* b = sy == 1 ? static_cast<const void*>(py + off[2] + i) : rep;
+            select(pc + off[0] + i, a, b, po + o + i, len);
+          }
         } else {
           for (int64_t i = 0; i < count; ++i) {
             const W a = px[off[1] + i * sx], b = py[off[2] + i * sy];

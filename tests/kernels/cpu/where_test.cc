@@ -80,6 +80,22 @@ TEST(CpuWhere, LargeBroadcastsOnTwoThreads) {
                                       RandomBits(DataType::kInt64, {1, 300}, rng), 2, rng)));
 }
 
+TEST(CpuWhere, MaskRowsAgainstAScalarSide) {
+  // The attention-mask form: a [1,1,S,S] mask broadcast over heads, one side full, the other a scalar (either way).
+  std::mt19937 rng(604);
+  for (const DataType dt : {DataType::kFloat, DataType::kFloat16, DataType::kInt64, DataType::kUint8}) {
+    const Tensor c = RandomTensor(DataType::kBool, {1, 1, 37, 37}, rng);
+    const Tensor full = RandomBits(dt, {1, 3, 37, 37}, rng), scalar = RandomBits(dt, {}, rng);
+    for (const int threads : {1, 2}) {
+      for (const Variant& v : kVariants) {
+        if (!HostHas(v)) continue;
+        EXPECT_TRUE(BitExactOnCpu(WhereTest(c, full, scalar, threads, rng), v.isa, v.kernel)) << DataTypeName(dt);
+        EXPECT_TRUE(BitExactOnCpu(WhereTest(c, scalar, full, threads, rng), v.isa, v.kernel)) << DataTypeName(dt);
+      }
+    }
+  }
+}
+
 TEST(CpuWhere, IncompatibleShapesAreInvalidArguments) {
   std::mt19937 rng(604);
   OpTest t{.op = "Where", .opset = 16,
