@@ -12,6 +12,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/data_movement_shapes.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -117,43 +118,13 @@ class Split : public OpKernel {
     SplitPlan p;
     p.axis = Axis(x_shape, what);
     p.dim = x_shape[static_cast<size_t>(p.axis)];
-    const int64_t dim = p.dim;
-    const auto x_desc = [&] { return std::string(DataTypeName(x_dtype)) + ShapeToString(x_shape); };
     std::vector<int64_t>& sizes = p.sizes;
     if (split_in) {
       sizes = ref::ReadIntegers(*split_in, what + ": input 'split'");
     } else if (has_split_attr_) {
       sizes = split_attr_;
     }
-    if (!sizes.empty()) {  // an empty split input or attribute counts as absent
-      int64_t sum = 0;
-      for (int64_t s : sizes) {
-        if (s < 0) throw InvalidArgumentError(what + ": split " + ShapeToString(sizes) + " is negative");
-        if (__builtin_add_overflow(sum, s, &sum)) {
-          throw InvalidArgumentError(what + ": split " + ShapeToString(sizes) + " overflows int64");
-        }
-      }
-      if (static_cast<int64_t>(sizes.size()) != n || sum != dim) {
-        throw InvalidArgumentError(what + ": split " + ShapeToString(sizes) + " does not cut dimension " +
-                                   std::to_string(dim) + " of " + x_desc() + " into " + std::to_string(n) + " outputs");
-      }
-    } else {
-      if (n < 1) throw InvalidArgumentError(what + ": has no outputs");
-      if (num_outputs_ > 0 && num_outputs_ != n) {
-        throw InvalidArgumentError(what + ": num_outputs=" + std::to_string(num_outputs_) + " but the node has " +
-                                   std::to_string(n) + " outputs");
-      }
-      if (opset_ < 18 && dim % n != 0) {
-        throw InvalidArgumentError(what + ": dimension " + std::to_string(dim) + " of " + x_desc() +
-                                   " cannot be split into " + std::to_string(n) + " equal parts");
-      }
-      const int64_t chunk = (dim + n - 1) / n;
-      int64_t left = dim;
-      for (int64_t k = 0; k < n; ++k) {
-        sizes.push_back(std::min(chunk, left));
-        left -= sizes.back();
-      }
-    }
+    sizes = ref::ResolveSplitSizes(std::move(sizes), n, num_outputs_, opset_, x_dtype, x_shape, p.axis, what);
     for (size_t d = 0; d < x_shape.size(); ++d) {
       if (static_cast<int64_t>(d) < p.axis) p.outer *= x_shape[d];
       if (static_cast<int64_t>(d) > p.axis) p.inner *= x_shape[d];

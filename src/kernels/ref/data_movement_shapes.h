@@ -1,6 +1,6 @@
-// What the ref and cpu Pad, Transpose and Concat kernels share: reading their attributes and resolving the output
+// What the ref and cpu Pad, Transpose, Concat and Split kernels share: reading their attributes and resolving the output
 // shape (with the checks and error messages), so the two backends differ only in how they copy. Each is defined
-// beside its ref kernel (pad.cc, transpose.cc, concat.cc).
+// beside its ref kernel (pad.cc, transpose.cc, concat.cc, split.cc).
 #pragma once
 
 #include <optional>
@@ -38,5 +38,13 @@ std::vector<int64_t> ResolvePerm(const std::optional<std::vector<int64_t>>& perm
 // --- Concat ---
 // The `axis` attribute: optional (default 1) in Concat-1, required from opset 4.
 int64_t ReadConcatAxis(const ir::Node& node);
+
+// --- Split ---
+// The sizes of the n pieces along `axis` of X (x_dtype[x_shape]): `sizes` as given (the split input or attribute;
+// empty = absent), else equal parts (the last one smaller from opset 18; num_outputs, when > 0, must be n). Throws
+// InvalidArgumentError naming `what` for negative or overflowing sizes, sizes that do not cut the axis, or no
+// outputs.
+std::vector<int64_t> ResolveSplitSizes(std::vector<int64_t> sizes, int64_t n, int64_t num_outputs, int64_t opset,
+                                       DataType x_dtype, const Shape& x_shape, int64_t axis, const std::string& what);
 
 }  // namespace ferry::ref
