@@ -11,38 +11,11 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/one_hot.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
 namespace {
-
-// Runs fn() (a copy_util reader given an empty description) and puts `ctx`'s description and `what` before the
-// message of the InvalidArgumentError it throws: the description is built only on that error path.
-template <typename Ctx, typename Fn>
-auto Naming(const Ctx& ctx, const char* what, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const InvalidArgumentError& e) {
-    throw InvalidArgumentError(ctx.Describe() + what + e.what());
-  }
-}
-
-// The depth input's value (a positive scalar), in Prepare for a constant depth or in Compute from the data.
-template <typename Ctx>
-int64_t ResolveDepth(const Tensor& depth_t, const Ctx& ctx) {
-  const int64_t depth = Naming(ctx, ": input 'depth'", [&] { return ref::ReadScalarInteger(depth_t, std::string()); });
-  if (depth <= 0) {
-    throw InvalidArgumentError(ctx.Describe() + ": input 'depth' must be positive, got " + std::to_string(depth));
-  }
-  return depth;
-}
-
-Shape OneHotShape(const Shape& indices, int64_t axis, int64_t depth) {
-  Shape out_shape(indices.begin(), indices.begin() + axis);
-  out_shape.push_back(depth);
-  out_shape.insert(out_shape.end(), indices.begin() + axis, indices.end());
-  return out_shape;
-}
 
 struct OneHotPlan {
   int64_t axis = 0;    // the new dimension's place in Y
@@ -72,8 +45,8 @@ class OneHot : public OpKernel {
     for (size_t d = static_cast<size_t>(p.axis); d < indices.shape.size(); ++d) p.inner *= indices.shape[d];
     p.elem = ElementBytes(values.dtype);
     if (const Tensor* t = ctx.constant(1)) {
-      p.depth = ResolveDepth(*t, ctx);
-      ctx.SetOutput(0, values.dtype, OneHotShape(indices.shape, p.axis, p.depth));
+      p.depth = ref::ResolveOneHotDepth(*t, ctx);
+      ctx.SetOutput(0, values.dtype, ref::OneHotShape(indices.shape, p.axis, p.depth));
     } else {
       ctx.SetOutputDynamic(0);
     }
@@ -84,11 +57,12 @@ class OneHot : public OpKernel {
     const Tensor& indices = ctx.required_input(0);
     const Tensor& values = ctx.required_input(2);
     const OneHotPlan& p = ctx.state<OneHotPlan>();
-    const int64_t depth = p.depth > 0 ? p.depth : ResolveDepth(ctx.required_input(1), ctx);
+    const int64_t depth = p.depth > 0 ? p.depth : ref::ResolveOneHotDepth(ctx.required_input(1), ctx);
     const std::vector<int64_t> idx =
-        Naming(ctx, ": input 'indices'", [&] { return ref::ReadIntegers(indices, std::string()); });
-    Tensor& y = p.depth > 0 ? ctx.OutputUninitialized(0)
-                            : ctx.OutputUninitialized(0, values.dtype(), OneHotShape(indices.shape(), p.axis, depth));
+        ref::OneHotNaming(ctx, ": input 'indices'", [&] { return ref::ReadIntegers(indices, std::string()); });
+    Tensor& y = p.depth > 0
+                    ? ctx.OutputUninitialized(0)
+                    : ctx.OutputUninitialized(0, values.dtype(), ref::OneHotShape(indices.shape(), p.axis, depth));
     if (y.size() == 0) return;
     ParallelFill(p.elem, y.raw_data(), y.size(), values.raw_data(), CopyThreads(ctx.threads(), y.size() * p.elem));
     const int64_t inner = p.inner;

@@ -4,38 +4,11 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/one_hot.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
 namespace {
-
-// Runs fn() (a copy_util reader given an empty description) and puts `ctx`'s description and `what` before the
-// message of the InvalidArgumentError it throws: the description is built only on that error path.
-template <typename Ctx, typename Fn>
-auto Naming(const Ctx& ctx, const char* what, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const InvalidArgumentError& e) {
-    throw InvalidArgumentError(ctx.Describe() + what + e.what());
-  }
-}
-
-// The depth input's value (a positive scalar), in Prepare for a constant depth or in Compute from the data.
-template <typename Ctx>
-int64_t ResolveDepth(const Tensor& depth_t, const Ctx& ctx) {
-  const int64_t depth = Naming(ctx, ": input 'depth'", [&] { return ReadScalarInteger(depth_t, std::string()); });
-  if (depth <= 0) {
-    throw InvalidArgumentError(ctx.Describe() + ": input 'depth' must be positive, got " + std::to_string(depth));
-  }
-  return depth;
-}
-
-Shape OutShape(const Shape& indices, int64_t axis, int64_t depth) {
-  Shape out_shape(indices.begin(), indices.begin() + axis);
-  out_shape.push_back(depth);
-  out_shape.insert(out_shape.end(), indices.begin() + axis, indices.end());
-  return out_shape;
-}
 
 class OneHot : public OpKernel {
  public:
@@ -58,8 +31,8 @@ class OneHot : public OpKernel {
     p.axis = NormalizeAxis(axis_, static_cast<int64_t>(indices.shape.size()) + 1, ctx.Describe());
     for (size_t d = static_cast<size_t>(p.axis); d < indices.shape.size(); ++d) p.inner *= indices.shape[d];
     if (const Tensor* t = ctx.constant(1)) {
-      p.depth = ResolveDepth(*t, ctx);
-      ctx.SetOutput(0, values.dtype, OutShape(indices.shape, p.axis, p.depth));
+      p.depth = ResolveOneHotDepth(*t, ctx);
+      ctx.SetOutput(0, values.dtype, OneHotShape(indices.shape, p.axis, p.depth));
     } else {
       ctx.SetOutputDynamic(0);
     }
@@ -70,10 +43,11 @@ class OneHot : public OpKernel {
     const Tensor& indices = ctx.required_input(0);
     const Tensor& values = ctx.required_input(2);
     const Plan& p = ctx.state<Plan>();
-    const int64_t depth = p.depth > 0 ? p.depth : ResolveDepth(ctx.required_input(1), ctx);
-    const std::vector<int64_t> idx = Naming(ctx, ": input 'indices'",
-                                            [&] { return ReadIntegers(indices, std::string()); });
-    Tensor& y = p.depth > 0 ? ctx.Output(0) : ctx.Output(0, values.dtype(), OutShape(indices.shape(), p.axis, depth));
+    const int64_t depth = p.depth > 0 ? p.depth : ResolveOneHotDepth(ctx.required_input(1), ctx);
+    const std::vector<int64_t> idx =
+        OneHotNaming(ctx, ": input 'indices'", [&] { return ReadIntegers(indices, std::string()); });
+    Tensor& y =
+        p.depth > 0 ? ctx.Output(0) : ctx.Output(0, values.dtype(), OneHotShape(indices.shape(), p.axis, depth));
     FillElements(y.dtype(), y.raw_data(), 0, y.size(), values.raw_data(), 0);
     const int64_t inner = p.inner;
     DispatchElements(y.dtype(), "OneHot", [&](auto acc) {
