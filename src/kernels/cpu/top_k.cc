@@ -18,6 +18,7 @@
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/top_k.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -102,55 +103,21 @@ void RowTopK(const T* x, int64_t n, int64_t k, T* vals, int64_t* idx, SkipFn ski
   }
 }
 
-// k of the axis' n elements, X as [outer, n, inner] around the axis, and the outputs' shape.
-struct TopKPlan {
-  int64_t k = 0, n = 0, outer = 1, inner = 1;
-  Shape out_shape;
-};
+using ref::TopKPlan;
 
-class TopK : public OpKernel {
+class TopK final : public ref::TopKBase {
  public:
   TopK(const ir::Node& node, SkipFn skip_largest, SkipFn skip_smallest)
-      : k_from_input_(node.opset() >= 10),
-        k_attr_(node.GetInt("k", -1)),
-        axis_(node.GetInt("axis", -1)),
-        largest_(node.GetInt("largest", 1) != 0),
-        skip_(largest_ ? skip_largest : skip_smallest) {
-    if (!k_from_input_ && k_attr_ < 0) {
-      throw InvalidModelError(node.Describe() + ": attribute 'k' is required and must be >= 0");
-    }
-  }
+      : TopKBase(node), skip_(largest() ? skip_largest : skip_smallest) {}
 
-  // X's dtype and rank, the axis and K's dtype and size; the plan when k is the attribute or a constant (else
-  // the outputs are dynamic and Compute resolves the run's K).
+  // X's dtype, then ref's checks and plan.
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
     if (x.dtype != DataType::kFloat && x.dtype != DataType::kInt32 && x.dtype != DataType::kInt64) {
       throw InvalidArgumentError(ctx.Describe() + ": input 'X' must be float32, int32 or int64, got " +
                                  ctx.InputString(0));
     }
-    const auto rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got a scalar");
-    ref::NormalizeAxis(axis_, rank, ctx.Describe());
-    if (k_from_input_) {
-      const InputSpec& kt = ctx.tensor_input(1);
-      if (kt.dtype != DataType::kInt32 && kt.dtype != DataType::kInt64) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'K': expected an int32 or int64 tensor, got " +
-                                   ctx.InputString(1));
-      }
-      if (ShapeElementCount(kt.shape) != 1) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'K' must hold exactly one value, got " +
-                                   std::to_string(ShapeElementCount(kt.shape)) + " (" + ctx.InputString(1) + ")");
-      }
-      if (!ctx.constant(1)) {
-        ctx.SetOutputDynamic(0);
-        if (ctx.output_count() > 1) ctx.SetOutputDynamic(1);
-        return;
-      }
-    }
-    const TopKPlan& p = ctx.EmplaceState(Resolve(x.shape, ctx.constant(1), ctx.Describe()));
-    ctx.SetOutput(0, x.dtype, p.out_shape);
-    if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kInt64, p.out_shape);
+    TopKBase::Prepare(ctx);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -178,7 +145,7 @@ class TopK : public OpKernel {
  private:
   template <typename T>
   void Run(const T* x, const TopKPlan& p, T* vals, int64_t* idx, int threads) const {
-    if (largest_) {
+    if (largest()) {
       RunDirected<true>(x, p, vals, idx, threads);
     } else {
       RunDirected<false>(x, p, vals, idx, threads);
@@ -210,29 +177,6 @@ class TopK : public OpKernel {
     });
   }
 
-  // The plan for X's shape and k (the attribute, or K's data of the dtype and size Prepare checked); throws
-  // InvalidArgumentError naming `what` when k does not fit the axis.
-  TopKPlan Resolve(const Shape& x_shape, const Tensor* k_data, const std::string& what) const {
-    const auto rank = static_cast<int64_t>(x_shape.size());
-    const int64_t axis = ref::NormalizeAxis(axis_, rank, what);
-    TopKPlan p;
-    p.k = k_from_input_ ? ref::ReadInt64s(*k_data, what + ": input 'K'")[0] : k_attr_;
-    p.n = x_shape[static_cast<size_t>(axis)];
-    if (p.k < 0 || p.k > p.n) {
-      throw InvalidArgumentError(what + ": k=" + std::to_string(p.k) + " is out of range [0, " + std::to_string(p.n) +
-                                 "] for axis " + std::to_string(axis) + " of input shape " + ShapeToString(x_shape));
-    }
-    p.out_shape = x_shape;
-    p.out_shape[static_cast<size_t>(axis)] = p.k;
-    for (int64_t d = 0; d < axis; ++d) p.outer *= x_shape[static_cast<size_t>(d)];
-    for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x_shape[static_cast<size_t>(d)];
-    return p;
-  }
-
-  bool k_from_input_;
-  int64_t k_attr_;
-  int64_t axis_;
-  bool largest_;
   SkipFn skip_;
 };
 

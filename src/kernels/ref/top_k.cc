@@ -1,7 +1,7 @@
 // TopK: the k largest (or smallest) elements along an axis and their int64 indices.
 // Opset 1 takes k as an attribute, later versions as a 1-element input; largest/sorted appear in opset 11.
-// Output is always sorted; ties keep the lower index first; NaN ranks above every number. Prepare checks X and K and
-// plans the selection when k is known before the run; a K read at run time is resolved (and checked) by Compute.
+// Output is always sorted; ties keep the lower index first; NaN ranks above every number. The attributes, checks and
+// plan are in ref/top_k.h (shared with the cpu kernel).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -10,16 +10,13 @@
 #include "core/parallel.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/top_k.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
 namespace {
 
-// k of the axis' n elements, X as [outer, n, inner] around the axis, and the outputs' shape.
-struct Plan {
-  int64_t k = 0, n = 0, outer = 1, inner = 1;
-  Shape out_shape;
-};
+using Plan = TopKPlan;
 
 template <typename A>
 inline bool GreaterNaN(A a, A b) {
@@ -30,45 +27,9 @@ inline bool GreaterNaN(A a, A b) {
   return a > b;
 }
 
-class TopK : public OpKernel {
+class TopK final : public TopKBase {
  public:
-  explicit TopK(const ir::Node& node)
-      : k_from_input_(node.opset() >= 10),
-        k_attr_(node.GetInt("k", -1)),
-        axis_(node.GetInt("axis", -1)),
-        largest_(node.GetInt("largest", 1) != 0) {
-    if (!k_from_input_ && k_attr_ < 0) {
-      throw InvalidModelError(node.Describe() + ": attribute 'k' is required and must be >= 0");
-    }
-  }
-
-  // X's rank, the axis and K's dtype and size; the plan when k is the attribute or a constant (else the outputs
-  // are dynamic and Compute resolves the run's K).
-  void Prepare(PrepareContext& ctx) const override {
-    const InputSpec& x = ctx.tensor_input(0);
-    const auto rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got a scalar");
-    NormalizeAxis(axis_, rank, ctx.Describe());
-    if (k_from_input_) {
-      const InputSpec& kt = ctx.tensor_input(1);
-      if (kt.dtype != DataType::kInt32 && kt.dtype != DataType::kInt64) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'K': expected an int32 or int64 tensor, got " +
-                                   ctx.InputString(1));
-      }
-      if (ShapeElementCount(kt.shape) != 1) {
-        throw InvalidArgumentError(ctx.Describe() + ": input 'K' must hold exactly one value, got " +
-                                   std::to_string(ShapeElementCount(kt.shape)) + " (" + ctx.InputString(1) + ")");
-      }
-      if (!ctx.constant(1)) {
-        ctx.SetOutputDynamic(0);
-        if (ctx.output_count() > 1) ctx.SetOutputDynamic(1);
-        return;
-      }
-    }
-    const Plan& p = ctx.EmplaceState(Resolve(x.shape, ctx.constant(1), ctx.Describe()));
-    ctx.SetOutput(0, x.dtype, p.out_shape);
-    if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kInt64, p.out_shape);
-  }
+  using TopKBase::TopKBase;
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -82,7 +43,7 @@ class TopK : public OpKernel {
     Tensor& indices = prepared ? ctx.Output(1) : ctx.Output(1, DataType::kInt64, p.out_shape);
     if (values.size() == 0) return;
     const int64_t k = p.k, n = p.n, outer = p.outer, inner = p.inner;
-    const bool largest = largest_;
+    const bool largest = this->largest();
     Dispatch(NumericTypes{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
@@ -113,33 +74,62 @@ class TopK : public OpKernel {
     });
   }
 
- private:
-  // The plan for X's shape and k (the attribute, or `k_data`: K's data, of the dtype and size Prepare checked);
-  // throws InvalidArgumentError naming `what` when k does not fit the axis.
-  Plan Resolve(const Shape& x_shape, const Tensor* k_data, const std::string& what) const {
-    const auto rank = static_cast<int64_t>(x_shape.size());
-    const int64_t axis = NormalizeAxis(axis_, rank, what);
-    Plan p;
-    p.k = k_from_input_ ? ReadInt64s(*k_data, what + ": input 'K'")[0] : k_attr_;
-    p.n = x_shape[static_cast<size_t>(axis)];
-    if (p.k < 0 || p.k > p.n) {
-      throw InvalidArgumentError(what + ": k=" + std::to_string(p.k) + " is out of range [0, " + std::to_string(p.n) +
-                                 "] for axis " + std::to_string(axis) + " of input shape " + ShapeToString(x_shape));
-    }
-    p.out_shape = x_shape;
-    p.out_shape[static_cast<size_t>(axis)] = p.k;
-    for (int64_t d = 0; d < axis; ++d) p.outer *= x_shape[static_cast<size_t>(d)];
-    for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x_shape[static_cast<size_t>(d)];
-    return p;
-  }
-
-  bool k_from_input_;
-  int64_t k_attr_;
-  int64_t axis_;
-  bool largest_;
 };
 
 }  // namespace
+
+TopKBase::TopKBase(const ir::Node& node)
+    : k_from_input_(node.opset() >= 10),
+      k_attr_(node.GetInt("k", -1)),
+      axis_(node.GetInt("axis", -1)),
+      largest_(node.GetInt("largest", 1) != 0) {
+  if (!k_from_input_ && k_attr_ < 0) {
+    throw InvalidModelError(node.Describe() + ": attribute 'k' is required and must be >= 0");
+  }
+}
+
+void TopKBase::Prepare(PrepareContext& ctx) const {
+  const InputSpec& x = ctx.tensor_input(0);
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  if (rank == 0) throw InvalidArgumentError(ctx.Describe() + ": input 'X' must have rank >= 1, got a scalar");
+  NormalizeAxis(axis_, rank, ctx.Describe());
+  if (k_from_input_) {
+    const InputSpec& kt = ctx.tensor_input(1);
+    if (kt.dtype != DataType::kInt32 && kt.dtype != DataType::kInt64) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'K': expected an int32 or int64 tensor, got " +
+                                 ctx.InputString(1));
+    }
+    if (ShapeElementCount(kt.shape) != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'K' must hold exactly one value, got " +
+                                 std::to_string(ShapeElementCount(kt.shape)) + " (" + ctx.InputString(1) + ")");
+    }
+    if (!ctx.constant(1)) {
+      ctx.SetOutputDynamic(0);
+      if (ctx.output_count() > 1) ctx.SetOutputDynamic(1);
+      return;
+    }
+  }
+  const TopKPlan& p = ctx.EmplaceState(Resolve(x.shape, ctx.constant(1), ctx.Describe()));
+  ctx.SetOutput(0, x.dtype, p.out_shape);
+  if (ctx.output_count() > 1) ctx.SetOutput(1, DataType::kInt64, p.out_shape);
+}
+
+TopKPlan TopKBase::Resolve(const Shape& x_shape, const Tensor* k_data, const std::string& what) const {
+  const auto rank = static_cast<int64_t>(x_shape.size());
+  const int64_t axis = NormalizeAxis(axis_, rank, what);
+  TopKPlan p;
+  p.k = k_from_input_ ? ReadInt64s(*k_data, what + ": input 'K'")[0] : k_attr_;
+  p.n = x_shape[static_cast<size_t>(axis)];
+  if (p.k < 0 || p.k > p.n) {
+    throw InvalidArgumentError(what + ": k=" + std::to_string(p.k) + " is out of range [0, " + std::to_string(p.n) +
+                               "] for axis " + std::to_string(axis) + " of input shape " + ShapeToString(x_shape));
+  }
+  p.out_shape = x_shape;
+  p.out_shape[static_cast<size_t>(axis)] = p.k;
+  for (int64_t d = 0; d < axis; ++d) p.outer *= x_shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x_shape[static_cast<size_t>(d)];
+  return p;
+}
 
 void RegisterTopKKernels(KernelRegistry& r) {
   const std::vector<DataType> floats = {DataType::kFloat16, DataType::kFloat, DataType::kDouble};
