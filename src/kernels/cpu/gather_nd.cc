@@ -14,17 +14,16 @@
 #include "kernels/cpu/strided_copy.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/gather_nd.h"
 #include "kernels/ref/copy_util.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
 namespace {
 
-// Index tuples of length k, per batch `tuples` of them, each selecting `slice` elements; data's dims and strides.
-struct GatherNDPlan {
-  int64_t b = 0, k = 0, batches = 1, tuples = 1, slice = 1, batch_stride = 0;
+// ref's geometry (ref/gather_nd.h) and the element size.
+struct GatherNDPlan : ref::GatherNDGeometry {
   int elem = 0;
-  std::vector<int64_t> dims, strides;
 };
 
 // Each row's element offset into data; an index outside [-dim, dim) throws naming `what()`.
@@ -56,43 +55,9 @@ class GatherND : public OpKernel {
 
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& data = ctx.tensor_input(0);
-    const InputSpec& indices = ctx.tensor_input(1);
-    if (indices.dtype != DataType::kInt32 && indices.dtype != DataType::kInt64) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'indices': expected an int32 or int64 tensor, got " +
-                                 ctx.InputString(1));
-    }
-    const Shape& ds = data.shape;
-    const Shape& is = indices.shape;
-    const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size()), b = batch_dims_;
-    if (r < 1 || q < 1 || b >= std::min(r, q)) {
-      throw InvalidArgumentError(ctx.Describe() + ": batch_dims=" + std::to_string(b) + " needs data " +
-                                 ctx.InputString(0) + " and indices " + ctx.InputString(1) + " of rank > batch_dims");
-    }
-    const int64_t k = is[static_cast<size_t>(q - 1)];
-    if (k > r - b) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'indices' " + ctx.InputString(1) +
-                                 ": index tuples of length " + std::to_string(k) + " exceed the rank of data " +
-                                 ctx.InputString(0));
-    }
-    for (int64_t d = 0; d < b; ++d) {
-      if (ds[static_cast<size_t>(d)] != is[static_cast<size_t>(d)]) {
-        throw InvalidArgumentError(ctx.Describe() + ": batch dimension " + std::to_string(d) +
-                                   " differs between data " + ctx.InputString(0) + " and indices " +
-                                   ctx.InputString(1));
-      }
-    }
-    Shape out_shape(is.begin(), is.end() - 1);
-    out_shape.insert(out_shape.end(), ds.begin() + b + k, ds.end());
-    GatherNDPlan p;
-    p.b = b;
-    p.k = k;
-    for (int64_t d = 0; d < b; ++d) p.batches *= is[static_cast<size_t>(d)];
-    for (int64_t d = b; d < q - 1; ++d) p.tuples *= is[static_cast<size_t>(d)];
-    for (int64_t d = b + k; d < r; ++d) p.slice *= ds[static_cast<size_t>(d)];
+    GatherNDPlan p{ref::ResolveGatherND(ctx, batch_dims_)};
     p.elem = ElementBytes(data.dtype);
-    p.dims = ds;
-    p.strides = RowMajorStrides(ds);
-    p.batch_stride = b > 0 ? p.strides[static_cast<size_t>(b - 1)] : 0;
+    Shape out_shape = p.out_shape;
     ctx.EmplaceState(std::move(p));
     ctx.SetOutput(0, data.dtype, std::move(out_shape));
   }

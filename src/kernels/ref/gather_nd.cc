@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
+#include "kernels/ref/gather_nd.h"
 #include "kernels/ref/copy_util.h"
 #include "kernels/registry.h"
 
@@ -18,49 +19,11 @@ class GatherND : public OpKernel {
     if (batch_dims_ < 0) throw InvalidModelError(node.Describe() + ": batch_dims must be >= 0");
   }
 
-  // The gather's geometry: index tuples of length k, per batch `tuples` of them, each selecting `slice` elements.
-  struct Plan {
-    int64_t k = 0, batches = 1, tuples = 1, slice = 1, batch_stride = 0;
-    std::vector<int64_t> ds;  // data's strides
-  };
-
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& data = ctx.tensor_input(0);
-    const InputSpec& indices = ctx.tensor_input(1);
-    if (indices.dtype != DataType::kInt32 && indices.dtype != DataType::kInt64) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'indices': expected an int32 or int64 tensor, got " +
-                                 ctx.InputString(1));
-    }
-    const Shape& ds = data.shape;
-    const Shape& is = indices.shape;
-    const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size()), b = batch_dims_;
-    if (r < 1 || q < 1 || b >= std::min(r, q)) {
-      throw InvalidArgumentError(ctx.Describe() + ": batch_dims=" + std::to_string(b) + " needs data " +
-                                 ctx.InputString(0) + " and indices " + ctx.InputString(1) + " of rank > batch_dims");
-    }
-    const int64_t k = is[static_cast<size_t>(q - 1)];
-    if (k > r - b) {
-      throw InvalidArgumentError(ctx.Describe() + ": input 'indices' " + ctx.InputString(1) +
-                                 ": index tuples of length " + std::to_string(k) + " exceed the rank of data " +
-                                 ctx.InputString(0));
-    }
-    for (int64_t d = 0; d < b; ++d) {
-      if (ds[static_cast<size_t>(d)] != is[static_cast<size_t>(d)]) {
-        throw InvalidArgumentError(ctx.Describe() + ": batch dimension " + std::to_string(d) +
-                                   " differs between data " + ctx.InputString(0) + " and indices " +
-                                   ctx.InputString(1));
-      }
-    }
+    GatherNDGeometry p = ResolveGatherND(ctx, batch_dims_);
     DispatchElements(data.dtype, ctx.Describe(), [](auto) {});  // a type with a storage layout
-    Shape out_shape(is.begin(), is.end() - 1);
-    out_shape.insert(out_shape.end(), ds.begin() + b + k, ds.end());
-    Plan p;
-    p.k = k;
-    for (int64_t d = 0; d < b; ++d) p.batches *= is[static_cast<size_t>(d)];
-    for (int64_t d = b; d < q - 1; ++d) p.tuples *= is[static_cast<size_t>(d)];
-    for (int64_t d = b + k; d < r; ++d) p.slice *= ds[static_cast<size_t>(d)];
-    p.ds = Strides(ds);
-    p.batch_stride = b > 0 ? p.ds[static_cast<size_t>(b - 1)] : 0;
+    Shape out_shape = p.out_shape;
     ctx.EmplaceState(std::move(p));
     ctx.SetOutput(0, data.dtype, std::move(out_shape));
   }
@@ -68,11 +31,11 @@ class GatherND : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& data = ctx.required_input(0);
     const Tensor& indices = ctx.required_input(1);
-    const Plan& p = ctx.state<Plan>();
+    const GatherNDGeometry& p = ctx.state<GatherNDGeometry>();
     Tensor& y = ctx.Output(0);
     const int64_t b = batch_dims_, k = p.k, batches = p.batches, tuples = p.tuples, slice = p.slice;
     const int64_t batch_stride = p.batch_stride;
-    const std::vector<int64_t>& ds = p.ds;
+    const std::vector<int64_t>& ds = p.strides;
     DispatchElements(data.dtype(), "GatherND", [&](auto acc) {  // checked by Prepare
       using A = decltype(acc);
       for (int64_t bi = 0; bi < batches; ++bi) {
@@ -97,6 +60,46 @@ class GatherND : public OpKernel {
 };
 
 }  // namespace
+
+GatherNDGeometry ResolveGatherND(const PrepareContext& ctx, int64_t batch_dims) {
+  const InputSpec& data = ctx.tensor_input(0);
+  const InputSpec& indices = ctx.tensor_input(1);
+  if (indices.dtype != DataType::kInt32 && indices.dtype != DataType::kInt64) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'indices': expected an int32 or int64 tensor, got " +
+                               ctx.InputString(1));
+  }
+  const Shape& ds = data.shape;
+  const Shape& is = indices.shape;
+  const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size()), b = batch_dims;
+  if (r < 1 || q < 1 || b >= std::min(r, q)) {
+    throw InvalidArgumentError(ctx.Describe() + ": batch_dims=" + std::to_string(b) + " needs data " +
+                               ctx.InputString(0) + " and indices " + ctx.InputString(1) + " of rank > batch_dims");
+  }
+  const int64_t k = is[static_cast<size_t>(q - 1)];
+  if (k > r - b) {
+    throw InvalidArgumentError(ctx.Describe() + ": input 'indices' " + ctx.InputString(1) +
+                               ": index tuples of length " + std::to_string(k) + " exceed the rank of data " +
+                               ctx.InputString(0));
+  }
+  for (int64_t d = 0; d < b; ++d) {
+    if (ds[static_cast<size_t>(d)] != is[static_cast<size_t>(d)]) {
+      throw InvalidArgumentError(ctx.Describe() + ": batch dimension " + std::to_string(d) + " differs between data " +
+                                 ctx.InputString(0) + " and indices " + ctx.InputString(1));
+    }
+  }
+  GatherNDGeometry p;
+  p.out_shape.assign(is.begin(), is.end() - 1);
+  p.out_shape.insert(p.out_shape.end(), ds.begin() + b + k, ds.end());
+  p.b = b;
+  p.k = k;
+  for (int64_t d = 0; d < b; ++d) p.batches *= is[static_cast<size_t>(d)];
+  for (int64_t d = b; d < q - 1; ++d) p.tuples *= is[static_cast<size_t>(d)];
+  for (int64_t d = b + k; d < r; ++d) p.slice *= ds[static_cast<size_t>(d)];
+  p.dims = ds;
+  p.strides = Strides(ds);
+  p.batch_stride = b > 0 ? p.strides[static_cast<size_t>(b - 1)] : 0;
+  return p;
+}
 
 void RegisterGatherNDKernels(KernelRegistry& r) {
   r.Add({.op = "GatherND",
