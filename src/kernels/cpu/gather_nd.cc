@@ -14,8 +14,8 @@
 #include "kernels/cpu/strided_copy.h"
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
-#include "kernels/ref/gather_nd.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/gather_nd.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
