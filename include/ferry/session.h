@@ -113,10 +113,22 @@ struct ArenaStats {
 struct IoInfo {
   std::string name;
   std::string kind = "tensor";
-  DataType dtype = DataType::kUndefined;
+  DataType dtype = DataType::kUndefined;  // a tensor's; a sequence's or optional's tensors' (when declared)
+  // A sequence's or optional's element: "tensor", or "sequence" (an optional sequence); "" for a tensor.
+  std::string element_kind;
   bool has_shape = false;  // false when the rank is unknown
   std::vector<int64_t> dims;
   std::vector<std::string> dim_names;
+};
+
+// The model file's metadata (ModelProto and GraphProto fields), as ONNX Runtime's ModelMetadata reports it.
+struct ModelMetadata {
+  std::string producer_name, producer_version, domain;
+  std::string description;        // the model's doc_string
+  std::string graph_name;         // the main graph's name
+  std::string graph_description;  // the main graph's doc_string
+  int64_t version = 0;            // model_version
+  std::map<std::string, std::string> custom;  // metadata_props
 };
 
 using NamedValue = std::pair<std::string, Value>;
@@ -173,6 +185,10 @@ class Session {
 
   const std::vector<IoInfo>& inputs() const;   // inputs the caller must feed (initializers excluded)
   const std::vector<IoInfo>& outputs() const;
+  // Graph inputs that have an initializer: defaults a run may override by feeding the name (ONNX Runtime's
+  // get_overridable_initializers()).
+  const std::vector<IoInfo>& overridable_initializers() const;
+  const ModelMetadata& metadata() const;
   // Where each node runs and why, segments, copies, fallback ratios (`ferry run --report`).
   const PlacementReport& placement() const;
   // The graph this session runs (after the optimizer's passes), in the text form of src/ir/dump.h

@@ -22,7 +22,8 @@ struct Session::Impl {
   SessionOptions options;
   std::unique_ptr<ir::Model> model;
   std::unique_ptr<runtime::Executor> executor;
-  std::vector<IoInfo> inputs, outputs;
+  std::vector<IoInfo> inputs, outputs, overridable;
+  ModelMetadata metadata;
   std::vector<const ir::Value*> required;  // graph inputs the caller must feed, in inputs order
   PlacementReport placement;
   passes::PassReport passes;
@@ -44,6 +45,12 @@ IoInfo MakeIoInfo(const ir::Value& v) {
     default: info.kind = "tensor"; break;
   }
   info.dtype = t.elem_type;
+  if ((t.kind == ir::TypeInfo::Kind::kSequence || t.kind == ir::TypeInfo::Kind::kOptional) && t.elem) {
+    const ir::TypeInfo* e = t.elem.get();
+    info.element_kind = e->kind == ir::TypeInfo::Kind::kSequence ? "sequence" : "tensor";
+    if (e->kind == ir::TypeInfo::Kind::kSequence && e->elem) e = e->elem.get();
+    info.dtype = e->elem_type;
+  }
   if (t.shape) {
     info.has_shape = true;
     for (const auto& d : *t.shape) {
@@ -108,6 +115,12 @@ std::unique_ptr<Session::Impl> Build(PrepareFn prepare, const SessionOptions& op
     impl->required.push_back(v);
   }
   for (const ir::Value* v : model->graph->outputs()) impl->outputs.push_back(MakeIoInfo(*v));
+  for (const ir::Value* v : model->graph->inputs()) {
+    if (v->is_initializer()) impl->overridable.push_back(MakeIoInfo(*v));
+  }
+  impl->metadata = {model->producer_name, model->producer_version, model->domain, model->doc,
+                    model->graph->name(), model->graph->doc(), model->model_version,
+                    {model->metadata.begin(), model->metadata.end()}};
   impl->model = std::move(model);
   return impl;
 }
@@ -245,6 +258,8 @@ std::vector<ArenaStats> Session::arenas() const {
 
 const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+const std::vector<IoInfo>& Session::overridable_initializers() const { return impl_->overridable; }
+const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 const PlacementReport& Session::placement() const { return impl_->placement; }
 std::string Session::DumpIr() const { return ir::DumpModel(*impl_->model); }
 
