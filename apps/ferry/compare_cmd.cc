@@ -12,6 +12,7 @@
 #include "tools/compare_format.h"
 #include "tools/compare_layerwise.h"
 #include "tools/compare_ops.h"
+#include "tools/compare_report.h"
 
 namespace ferry::cli {
 namespace {
@@ -61,12 +62,6 @@ tools::CompareSetup ParseSetup(const CompareArgs& a) {
   return s;
 }
 
-nlohmann::json SideJson(const tools::CompareConfig& c, const Session* session) {
-  nlohmann::json j = {{"config", c.text}, {"description", tools::DescribeConfig(c)}};
-  if (session) j["backends"] = session->placement().backends;
-  return j;
-}
-
 void PrintHeader(const tools::CompareSetup& s, const tools::CompareSides* sides, int trials) {
   std::cout << "model " << s.model << "\n";
   std::cout << "  A: " << s.a.text << "  (" << tools::DescribeConfig(s.a) << ")\n";
@@ -99,7 +94,9 @@ int RunOps(const CompareArgs& args, const tools::CompareSetup& s) {
   const tools::CapturedRun captured = tools::CaptureRun(*session_b, inputs, nullptr);
   const tools::OpsReport r = tools::CompareOps(*original, captured, ops, s.a, s.b, s.tolerance, trials, s.inputs.spec.seed);
   if (args.json) {
-    nlohmann::json j = {{"model", s.model}, {"a", SideJson(s.a, nullptr)}, {"b", SideJson(s.b, session_b.get())}};
+    nlohmann::json j = {{"model", s.model},
+                        {"a", tools::CompareSideJson(s.a, nullptr)},
+                        {"b", tools::CompareSideJson(s.b, session_b.get())}};
     j["tolerance"] = {{"atol", s.tolerance.all.atol}, {"rtol", s.tolerance.all.rtol}};
     j["ops"] = tools::OpsJson(r);
     j["pass"] = r.flagged() == 0;
@@ -124,49 +121,22 @@ int Run(const CompareArgs& args) {
     return 2;
   }
   if (!args.ops.empty()) return RunOps(args, s);
-  const tools::CompareSides sides = tools::OpenSides(s);
-  const tools::OutputReport outputs = tools::CompareOutputs(s, sides);
-  const bool layerwise = args.layerwise || !args.bisect.empty();
-  std::optional<tools::LayerwiseReport> layers;
-  std::optional<tools::BisectResult> bisect;
-  int layer_trial = 0;
-  std::unique_ptr<ir::Model> original;
-  if (layerwise) {
-    layer_trial = std::max(0, outputs.first_failed_trial);
-    const auto inputs = sides.Inputs(s, layer_trial);
-    original = tools::LoadOriginalModel(s.model);
-    const auto keep = tools::ProducedValues(*original);
-    const tools::CapturedRun a = tools::CaptureRun(*sides.a, inputs, &keep);
-    const tools::CapturedRun b = tools::CaptureRun(*sides.b, inputs, &keep);
-    layers = tools::CompareLayerwise(*original, a, b, s.tolerance);
-    if (!args.bisect.empty() && layers->first) bisect = tools::Bisect(*original, *layers, a, b, s.a, s.b, args.bisect);
-  }
-  const bool pass = outputs.pass() && (!layers || layers->failed == 0);
+  const tools::CompareResult r = tools::RunComparison(s, args.layerwise, args.bisect);
   if (args.json) {
-    nlohmann::json j = {{"model", s.model}, {"a", SideJson(s.a, sides.a.get())}};
-    j["b"] = sides.b ? SideJson(s.b, sides.b.get()) : nlohmann::json{{"reference", s.reference_dir}};
-    j["inputs"] = nlohmann::json::array();
-    for (int t = 0; t < sides.trials; ++t) j["inputs"].push_back(sides.Source(s, t));
-    j["tolerance"] = {{"atol", s.tolerance.all.atol}, {"rtol", s.tolerance.all.rtol}};
-    j["outputs"] = tools::OutputReportJson(outputs);
-    if (layers) {
-      j["layerwise"] = tools::LayerwiseJson(*layers);
-      j["layerwise"]["trial"] = layer_trial;
+    std::cout << tools::CompareResultJson(s, r) << "\n";
+    return r.pass() ? 0 : 3;
+  }
+  PrintHeader(s, &r.sides, r.sides.trials);
+  std::cout << tools::FormatOutputReport(r.outputs);
+  if (r.layers) {
+    if (r.sides.trials > 1) {
+      std::cout << "layerwise on trial " << r.layer_trial << " (" << r.sides.Source(s, r.layer_trial) << ")\n";
     }
-    if (bisect) j["bisect"] = tools::BisectJson(*bisect);
-    j["pass"] = pass;
-    std::cout << j.dump(2) << "\n";
-    return pass ? 0 : 3;
+    std::cout << tools::FormatLayerwise(*r.layers);
   }
-  PrintHeader(s, &sides, sides.trials);
-  std::cout << tools::FormatOutputReport(outputs);
-  if (layers) {
-    if (sides.trials > 1) std::cout << "layerwise on trial " << layer_trial << " (" << sides.Source(s, layer_trial) << ")\n";
-    std::cout << tools::FormatLayerwise(*layers);
-  }
-  if (bisect) std::cout << tools::FormatBisect(*bisect, s.a, s.b);
-  if (!args.bisect.empty() && !bisect) std::cout << "bisect: no divergence, nothing written\n";
-  return pass ? 0 : 3;
+  if (r.bisect) std::cout << tools::FormatBisect(*r.bisect, s.a, s.b);
+  if (!args.bisect.empty() && !r.bisect) std::cout << "bisect: no divergence, nothing written\n";
+  return r.pass() ? 0 : 3;
 }
 
 }  // namespace
