@@ -19,6 +19,8 @@ BUILD_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   # `ferry serve`: Boost.Beast/Asio (HTTP), gRPC with its protoc plugin
   libboost-dev libgrpc++-dev protobuf-compiler-grpc
+  # the Python package `ferry` (python/): pybind11 against Debian's python3 and NumPy, DLPack's header
+  python3 python3-dev pybind11-dev python3-numpy libdlpack-dev
 )
 TEST_PACKAGES=(
   # tests
@@ -27,6 +29,8 @@ TEST_PACKAGES=(
   chromium
   # test models: exported from PyTorch with /usr/bin/python3
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  # the Python package's tests
+  python3-pytest
 )
 
 case "${1:-}" in

@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# The Python package is required here (its tests are part of the suite), except under the sanitizers: an
+# ASan-instrumented extension module needs libasan preloaded into python3.
+export CMAKE_ARGS="${CMAKE_ARGS:-} -DFERRY_PYTHON=ON"
 if [ "${FERRY_SANITIZE:-0}" = "1" ]; then
-  export BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo CMAKE_ARGS="-DFERRY_SANITIZE=ON"
+  export BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo CMAKE_ARGS="-DFERRY_SANITIZE=ON -DFERRY_PYTHON=OFF"
 fi
 ./scripts/build.sh
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" "$@"
