@@ -1,25 +1,22 @@
 """Builds the extension module ferry._ferry with Ferry's own CMake build (scripts/build.sh, target ferry-python,
-without the tests) and packages the result, build/python/ferry/, as the package `ferry`. See pyproject.toml."""
+without the tests) and packages the result, build/python/ferry/ (or $BUILD_DIR/python/ferry), as the package
+`ferry`. See pyproject.toml."""
 import os
-import shutil
 import subprocess
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+BUILD_DIR = os.environ.get("BUILD_DIR", "build")
 
 
 class BuildWithCMake(build_py):
     def run(self):
-        build_dir = os.environ.get("BUILD_DIR", "build")
-        env = dict(os.environ, TARGETS="ferry-python", FERRY_BUILD_TESTS="OFF", BUILD_DIR=build_dir,
+        env = dict(os.environ, TARGETS="ferry-python", FERRY_BUILD_TESTS="OFF", BUILD_DIR=BUILD_DIR,
                    CMAKE_ARGS=os.environ.get("CMAKE_ARGS", "") + " -DFERRY_PYTHON=ON")
         subprocess.run([os.path.join(ROOT, "scripts", "build.sh")], check=True, env=env, cwd=ROOT)
-        src = os.path.join(ROOT, build_dir, "python", "ferry")
-        dst = os.path.join(self.build_lib, "ferry")
-        shutil.rmtree(dst, ignore_errors=True)
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        super().run()
 
 
 class BinaryDistribution(Distribution):
@@ -27,4 +24,5 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(packages=[], cmdclass={"build_py": BuildWithCMake}, distclass=BinaryDistribution)
+setup(packages=["ferry"], package_dir={"ferry": os.path.join(BUILD_DIR, "python", "ferry")},
+      package_data={"ferry": ["*.so"]}, cmdclass={"build_py": BuildWithCMake}, distclass=BinaryDistribution)

@@ -1,5 +1,6 @@
 // oneDNN's convolution implementations on ResNet-50's layer shapes, one thread: for each shape and each activation
-// layout (nChw16c, nhwc, nChw16c Winograd), the implementation oneDNN picks and its median time. With --cold the
+// layout (nChw16c, nChw8c, nchw, nhwc, nChw16c Winograd), the implementation oneDNN picks, its median time and the
+// direct-convolution-equivalent GFLOP/s. With --cold the
 // weights are evicted before every call (eight copies used in turn, and a 64 MiB buffer touched), as in a model
 // run, where 100 MB of weights pass through the caches once per inference; without it they stay cached.
 // src/kernels/cpu/conv.cc quotes these figures for its choice of kernel.
@@ -42,6 +43,8 @@ struct Variant {
 
 constexpr Variant kVariants[] = {
     {"nChw16c", Tag::nChw16c, dnnl::algorithm::convolution_direct},
+    {"nChw8c", Tag::nChw8c, dnnl::algorithm::convolution_direct},
+    {"nchw", Tag::nchw, dnnl::algorithm::convolution_direct},
     {"nhwc", Tag::nhwc, dnnl::algorithm::convolution_direct},
     {"winograd", Tag::nChw16c, dnnl::algorithm::convolution_winograd},
 };
@@ -122,13 +125,15 @@ int main(int argc, char** argv) {
   dnnl::stream stream(engine);
   std::printf("batch %d, %s weights, median of %d calls (set OMP_NUM_THREADS for the thread count)\n", batch,
               cold ? "cold" : "cached", calls);
-  std::printf("%-26s %-9s %-32s %9s\n", "layer", "layout", "oneDNN implementation", "ms");
+  std::printf("%-26s %-9s %-32s %9s %8s\n", "layer", "layout", "oneDNN implementation", "ms", "GFLOP/s");
   for (const ConvShape& s : kShapes) {
     for (const Variant& v : kVariants) {
       std::string impl;
       const double ms = Time(engine, stream, s, v, batch, cold, calls, &impl);
       if (ms < 0 || impl.rfind("ref", 0) == 0) continue;  // none, or oneDNN's slow reference kernel
-      std::printf("%-26s %-9s %-32s %9.3f\n", s.name, v.name, impl.c_str(), ms);
+      const double out = (s.in_size + 2 * s.pad - s.kernel) / s.stride + 1;
+      const double gflop = 2.0 * batch * s.out_channels * s.in_channels * s.kernel * s.kernel * out * out * 1e-9;
+      std::printf("%-26s %-9s %-32s %9.3f %8.1f\n", s.name, v.name, impl.c_str(), ms, gflop / (ms * 1e-3));
     }
   }
   return 0;

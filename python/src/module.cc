@@ -138,12 +138,7 @@ class PySession {
   // `feed`: a dict of name -> value; `names`: the outputs to return (empty: all, in the model's order).
   // `profile`: time every node and keep the run for end_profiling.
   py::list Run(const std::vector<std::string>& names, const py::dict& feed, bool profile) const {
-    std::vector<NamedValue> inputs;
-    inputs.reserve(feed.size());
-    for (const auto& [key, value] : feed) {
-      const std::string name = py::str(key).cast<std::string>();
-      inputs.emplace_back(name, ToValue(value, FindInput(name), "input '" + name + "'"));
-    }
+    std::vector<NamedValue> inputs = Feed(feed);
     std::vector<size_t> picked;
     const auto& outs = session_->outputs();
     for (const std::string& n : names) {
@@ -188,11 +183,7 @@ class PySession {
   // excluded), GIL released; returns the seconds of the n runs: the baseline bench/python_overhead.py compares
   // InferenceSession.run with.
   double TimeNativeRuns(const py::dict& feed, int64_t n) const {
-    std::vector<NamedValue> inputs;
-    for (const auto& [key, value] : feed) {
-      const std::string name = py::str(key).cast<std::string>();
-      inputs.emplace_back(name, ToValue(value, FindInput(name), "input '" + name + "'"));
-    }
+    std::vector<NamedValue> inputs = Feed(feed);
     double seconds = 0;
     {
       py::gil_scoped_release nogil;
@@ -236,6 +227,17 @@ class PySession {
   std::string placement_json() const { return FormatPlacementJson(session_->placement()); }
 
  private:
+  // The feed dict as Ferry values (convert.h), each read as the input it names is declared.
+  std::vector<NamedValue> Feed(const py::dict& feed) const {
+    std::vector<NamedValue> inputs;
+    inputs.reserve(feed.size());
+    for (const auto& [key, value] : feed) {
+      const std::string name = py::str(key).cast<std::string>();
+      inputs.emplace_back(name, ToValue(value, FindInput(name), "input '" + name + "'"));
+    }
+    return inputs;
+  }
+
   const IoInfo* FindInput(const std::string& name) const {
     for (const IoInfo& i : session_->inputs()) {
       if (i.name == name) return &i;
