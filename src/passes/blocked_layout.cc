@@ -197,13 +197,20 @@ class Rewriter {
   }
 
   // MaxPool over a window that covers only padding is -inf: in a padding lane, where a convolution would then
-  // multiply it by a zero weight, that is NaN. Such pools (a pad as large as the window) stay plain.
+  // multiply it by a zero weight, that is NaN. Such pools (a pad as large as the window) stay plain. With auto_pad
+  // or ceil_mode the pads depend on X's size: then only when X's spatial dims are static, where BlockedPool's shape
+  // predicate (asked through Replace) checks every window (SqueezeNet's ceil_mode pools).
   static bool WindowAlwaysReadsInput(const ir::Node& n) {
     if (n.op_type() != "MaxPool") return true;
     const std::vector<int64_t> k = n.GetInts("kernel_shape");
     const std::vector<int64_t> pads = n.GetInts("pads");
     const std::vector<int64_t> dil = n.GetInts("dilations");
-    if (n.GetString("auto_pad", "NOTSET") != "NOTSET" || n.GetInt("ceil_mode", 0) != 0) return false;
+    if (n.GetString("auto_pad", "NOTSET") != "NOTSET" || n.GetInt("ceil_mode", 0) != 0) {
+      const ir::Value* x = n.input(0);
+      if (!x || !x->type().is_tensor() || !x->type().shape || x->type().shape->size() < 3) return false;
+      const auto& dims = *x->type().shape;
+      if (!std::all_of(dims.begin() + 2, dims.end(), [](const ir::Dim& d) { return d.is_static(); })) return false;
+    }
     for (size_t i = 0; i < pads.size() && !k.empty(); ++i) {
       const size_t d = i % k.size();
       const int64_t extent = (k[d] - 1) * (d < dil.size() ? dil[d] : 1) + 1;

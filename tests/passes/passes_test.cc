@@ -256,6 +256,40 @@ TEST(BlockedLayout, InPlaceResidualSumMatches) {
   }
 }
 
+// SqueezeNet's pools: MaxPool 3x3/2 with ceil_mode = 1 between convolutions. With static shapes the kernel's
+// shape predicate proves every window reads input, so the pool runs blocked and no reorders surround it.
+std::string CeilModePool(int64_t size) {
+  Net net;
+  net.b.Input("x", kF, {1, 16, size, size});
+  const std::string h = net.Op("Relu", {net.Conv("x", 16, 16, 3)});
+  auto& mp = net.b.Node("MaxPool", {h}, {"pooled"}, "MaxPool_ceil");
+  const auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* a = mp.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  };
+  ints("kernel_shape", {3, 3});
+  ints("strides", {2, 2});
+  auto* c = mp.add_attribute();
+  c->set_name("ceil_mode");
+  c->set_type(onnx::AttributeProto::INT);
+  c->set_i(1);
+  net.b.Output(net.Conv("pooled", 16, 16, 1), kF, {});
+  return net.b.Bytes();
+}
+
+TEST(BlockedLayout, CeilModeMaxPoolRunsBlocked) {
+  if (!HostHasBlockedLayout()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  for (int64_t size : {10, 11}) {
+    SCOPED_TRACE(size);
+    const auto m = Optimized(CeilModePool(size), 3);
+    EXPECT_EQ(NodesOf(*m, "BlockedPool").size(), 1u);
+    EXPECT_TRUE(NodesOf(*m, "MaxPool").empty());
+    ExpectSameOutputs(CeilModePool(size), {1, 16, size, size}, 3);
+  }
+}
+
 TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
   auto bytes = SmallCnn();
   auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
