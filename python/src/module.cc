@@ -166,15 +166,16 @@ class PySession {
       }
     }
     inputs.clear();  // releases the input arrays under the GIL
-    py::list out;
     if (picked.empty()) {
-      for (auto& [n, v] : results) out.append(FromValue(std::move(v)));
-    } else {
-      // An output asked for twice gets two arrays (the second a copy: FromValue copies a shared buffer).
-      std::vector<Value> values;
-      for (auto& r : results) values.push_back(r.second);
-      results.clear();
-      for (size_t i : picked) out.append(FromValue(values[i]));
+      for (size_t i = 0; i < results.size(); ++i) picked.push_back(i);
+    }
+    // Each output's last pick takes its value; an earlier pick of the same output (asked for twice) gets a
+    // copy: FromValue copies a buffer held elsewhere.
+    std::vector<int> picks_left(results.size(), 0);
+    for (size_t i : picked) ++picks_left[i];
+    py::list out;
+    for (size_t i : picked) {
+      out.append(--picks_left[i] == 0 ? FromValue(std::move(results[i].second)) : FromValue(results[i].second));
     }
     return out;
   }
