@@ -25,7 +25,9 @@ struct ConvShape {
   int in_channels, out_channels, in_size, kernel, stride, pad;
 };
 
-// ResNet-50 (torchvision, v1.5): the stem, one 3x3 of each stage at stride 1, the stride-2 3x3 ones, and 1x1s.
+// ResNet-50 (torchvision, v1.5): the stem, one 3x3 of each stage at stride 1, the stride-2 3x3 ones, and 1x1s;
+// then FCN-ResNet50's head (a 3x3 from 2048 channels at 28x28: the largest Winograd scratchpad in the model zoo),
+// and a quarter of its output channels.
 constexpr ConvShape kShapes[] = {
     {"conv1 7x7/2", 3, 64, 224, 7, 2, 3},         {"layer1 3x3", 64, 64, 56, 3, 1, 1},
     {"layer2.0 3x3/2", 128, 128, 56, 3, 2, 1},    {"layer2 3x3", 128, 128, 28, 3, 1, 1},
@@ -33,6 +35,8 @@ constexpr ConvShape kShapes[] = {
     {"layer4.0 3x3/2", 512, 512, 14, 3, 2, 1},    {"layer4 3x3", 512, 512, 7, 3, 1, 1},
     {"layer1 1x1 256->64", 256, 64, 56, 1, 1, 0}, {"layer3 1x1 1024->256", 1024, 256, 14, 1, 1, 0},
     {"layer4 1x1 2048->512", 2048, 512, 7, 1, 1, 0}, {"layer4.0 1x1/2 1024->2048", 1024, 2048, 14, 1, 2, 0},
+    {"fcn head 3x3 2048->512", 2048, 512, 28, 3, 1, 1}, {"fcn head 3x3 2048->128", 2048, 128, 28, 3, 1, 1},
+    {"fcn head 3x3 2048->64", 2048, 64, 28, 3, 1, 1}, {"fcn head 3x3 512->512", 512, 512, 28, 3, 1, 1},
 };
 
 struct Variant {
@@ -55,9 +59,10 @@ void Fill(const memory& m, float value) {
   std::fill_n(static_cast<float*>(m.get_data_handle()), m.get_desc().get_size() / sizeof(float), value);
 }
 
-// Median milliseconds of `calls` calls of the convolution, or a negative value when oneDNN has no implementation.
+// Median milliseconds of `calls` calls of the convolution, or a negative value when oneDNN has no implementation;
+// the implementation's name and the scratchpad it asks for.
 double Time(const dnnl::engine& engine, dnnl::stream& stream, const ConvShape& s, const Variant& v, int batch,
-            bool cold, int calls, std::string* impl) {
+            bool cold, int calls, std::string* impl, double* scratch_mib) {
   const int out_size = (s.in_size + 2 * s.pad - s.kernel) / s.stride + 1;
   const auto f32 = memory::data_type::f32;
   const memory::desc src({batch, s.in_channels, s.in_size, s.in_size}, f32, v.activations);
@@ -76,6 +81,7 @@ double Time(const dnnl::engine& engine, dnnl::stream& stream, const ConvShape& s
     return -1.0;
   }
   *impl = pd.impl_info_str();
+  *scratch_mib = static_cast<double>(pd.scratchpad_desc().get_size()) / (1 << 20);
   memory x(pd.src_desc(), engine), b(pd.bias_desc(), engine), y(pd.dst_desc(), engine),
       scratch(pd.scratchpad_desc(), engine);
   Fill(x, 0.5f);
@@ -125,15 +131,18 @@ int main(int argc, char** argv) {
   dnnl::stream stream(engine);
   std::printf("batch %d, %s weights, median of %d calls (set OMP_NUM_THREADS for the thread count)\n", batch,
               cold ? "cold" : "cached", calls);
-  std::printf("%-26s %-9s %-32s %9s %8s\n", "layer", "layout", "oneDNN implementation", "ms", "GFLOP/s");
+  std::printf("%-26s %-9s %-32s %9s %8s %8s\n", "layer", "layout", "oneDNN implementation", "ms", "GFLOP/s",
+              "scr MiB");
   for (const ConvShape& s : kShapes) {
     for (const Variant& v : kVariants) {
       std::string impl;
-      const double ms = Time(engine, stream, s, v, batch, cold, calls, &impl);
+      double scratch_mib = 0;
+      const double ms = Time(engine, stream, s, v, batch, cold, calls, &impl, &scratch_mib);
       if (ms < 0 || impl.rfind("ref", 0) == 0) continue;  // none, or oneDNN's slow reference kernel
       const double out = (s.in_size + 2 * s.pad - s.kernel) / s.stride + 1;
       const double gflop = 2.0 * batch * s.out_channels * s.in_channels * s.kernel * s.kernel * out * out * 1e-9;
-      std::printf("%-26s %-9s %-32s %9.3f %8.1f\n", s.name, v.name, impl.c_str(), ms, gflop / (ms * 1e-3));
+      std::printf("%-26s %-9s %-32s %9.3f %8.1f %8.1f\n", s.name, v.name, impl.c_str(), ms, gflop / (ms * 1e-3),
+                  scratch_mib);
     }
   }
   return 0;

@@ -1,7 +1,9 @@
 // The cpu Conv kernel after the session released its constant W (OpKernel::ReleaseConstantInput, docs/memory.md,
 // "Freeing weights once packed"): the kernel, created from the cpu registry and driven directly, runs from its
 // packed copy, and a signature whose primitive wants another weight layout packs from W unpacked from that copy.
-// Then the session: a CNN's convolution weights are freed at creation and results stay those of ref.
+// Then the session: a CNN's convolution weights are freed at creation and results stay those of ref, and Winograd
+// weights (a one-way transform) only when X's shape is fully static; convolutions reading one initializer share
+// its packed copy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/isa.h"
 #include "ferry/session.h"
 #include "ir/attribute.h"
 #include "ir/graph.h"
@@ -182,6 +185,106 @@ TEST(CpuConvWeightRelease, WeightsAGraphOutputNeedsAreKept) {
   ASSERT_EQ(out.size(), 2u);
   ASSERT_EQ(out[1].second.shape(), (Shape{32, 16, 3, 3}));
   EXPECT_EQ(out[1].second.data<float>()[7], testing::UniformFloats(32 * 16 * 9, 1)[7]);
+}
+
+// x[1, 16, 12, 12] -> Conv 3x3 (w) -> Relu -> Conv 3x3 (w again) -> Relu -> Conv 3x3 (w2, same shape) -> y.
+std::string SharedWeightsCnn() {
+  testing::ModelBuilder b;
+  b.Input("x", kF, {1, 16, 12, 12});
+  auto conv = [&](const std::string& in, const std::string& w, const std::string& out) {
+    onnx::NodeProto& n = b.Node("Conv", {in, w}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(1);
+  };
+  conv("x", "w", "h1");
+  b.Node("Relu", {"h1"}, {"r1"});
+  conv("r1", "w", "h2");
+  b.Node("Relu", {"h2"}, {"r2"});
+  conv("r2", "w2", "y");
+  b.FloatInitializer("w", {16, 16, 3, 3}, testing::UniformFloats(16 * 16 * 9, 6));
+  b.FloatInitializer("w2", {16, 16, 3, 3}, testing::UniformFloats(16 * 16 * 9, 7));
+  b.graph().add_output()->set_name("y");
+  b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kF);
+  return b.Bytes();
+}
+
+// Two convolutions reading one initializer (an unrolled loop's steps, tied weights) hold one packed copy of it; a
+// third with other weights of the same shape packs its own, and every result stays ref's.
+TEST(CpuConvWeightRelease, ConvolutionsReadingOneInitializerShareItsPackedCopy) {
+  constexpr int64_t kW = 16 * 16 * 9 * 4;
+  const std::string model = SharedWeightsCnn();
+  auto ref = Create(model, {"ref"}, 0);
+  for (int level : {0, 3}) {
+    SCOPED_TRACE("optimization level " + std::to_string(level));
+    auto cpu = Create(model, {"cpu"}, level);
+    EXPECT_GE(cpu->kernel_held_bytes(), 2 * kW);
+    EXPECT_LT(cpu->kernel_held_bytes(), 3 * kW) << "each reader of w packed its own copy";
+    const Tensor x = Tensor::FromVector(DataType::kFloat, {1, 16, 12, 12}, testing::UniformFloats(16 * 144, 8));
+    const auto got = cpu->Run({{"x", x}}), want = ref->Run({{"x", x}});
+    const Tensor& g = got[0].second;
+    const Tensor& w = want[0].second;
+    ASSERT_EQ(g.shape(), w.shape());
+    for (int64_t i = 0; i < g.size(); ++i) {
+      ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-3 * std::max(1.0f, std::abs(w.data<float>()[i])))
+          << "at " << i;
+    }
+  }
+}
+
+// x[N or 1, 64, 14, 14] -> Conv 3x3 (64, pads 1): a Winograd convolution on AVX-512 hosts (conv.cc).
+std::string WinogradConv(bool symbolic_batch) {
+  testing::ModelBuilder b;
+  if (symbolic_batch) {
+    b.InputSym("x", kF, {-1, 64, 14, 14}, "N");
+  } else {
+    b.Input("x", kF, {1, 64, 14, 14});
+  }
+  onnx::NodeProto& conv = b.Node("Conv", {"x", "w"}, {"y"});
+  auto* a = conv.add_attribute();
+  a->set_name("pads");
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) a->add_ints(1);
+  b.FloatInitializer("w", {64, 64, 3, 3}, testing::UniformFloats(64 * 64 * 9, 5));
+  b.graph().add_output()->set_name("y");
+  b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kF);
+  return b.Bytes();
+}
+
+// The Winograd domain has no reorder back to plain weights: W is freed when X's shape is fully static (the plan
+// built at creation is the only one the session asks for), kept under a symbolic batch (another batch may want
+// another Winograd layout, packed from W).
+TEST(CpuConvWeightRelease, WinogradWeightsAreFreedOnlyForAFullyStaticX) {
+  if (!DetectHostIsa().contains(IsaSet{Isa::kAvx512f, Isa::kAvx512bw, Isa::kAvx512vl})) {
+    GTEST_SKIP() << "oneDNN's Winograd kernels need AVX-512";
+  }
+  constexpr int64_t kW = 64 * 64 * 9 * 4;
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic ? "symbolic batch" : "static X");
+    const std::string model = WinogradConv(symbolic);
+    auto cpu = Create(model, {"cpu"}, 0);
+    auto ref = Create(model, {"ref"}, 0);
+    const MemoryPrediction m = cpu->PredictMemory();
+    EXPECT_GE(m.kernel_bytes, kW * 16 / 9) << "no Winograd copy packed at creation";
+    if (symbolic) {
+      EXPECT_GE(m.weights_bytes, kW) << "W was freed though another batch may need it";
+    } else {
+      EXPECT_LT(m.weights_bytes, kW) << "W was kept beside its Winograd copy";
+    }
+    for (int64_t batch : symbolic ? std::vector<int64_t>{1, 2, 1} : std::vector<int64_t>{1, 1}) {
+      const Tensor x = Tensor::FromVector(DataType::kFloat, {batch, 64, 14, 14},
+                                          testing::UniformFloats(static_cast<size_t>(batch * 64 * 196), 8));
+      const auto got = cpu->Run({{"x", x}}), want = ref->Run({{"x", x}});
+      const Tensor& g = got[0].second;
+      const Tensor& w = want[0].second;
+      ASSERT_EQ(g.shape(), w.shape());
+      for (int64_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-3 * std::max(1.0f, std::abs(w.data<float>()[i])))
+            << "batch " << batch << " at " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

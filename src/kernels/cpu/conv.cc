@@ -255,6 +255,7 @@ class ConvKernel : public OpKernel {
         what_(node.Describe()),
         weights_(ConstantInput(node, 1)),
         constant_(weights_ != nullptr) {
+    packed_.ShareAs(weights_);  // other nodes reading this initializer share its packed copies
     // Static shapes, or static but for a symbolic batch (planned for batch 1): build the primitive and pack the
     // weights now, for the session's thread count, so that the first run does not pay for them (oneDNN takes ~90 ms
     // to transform 512x512x3x3 weights for Winograd); Prepare takes this plan when its signature matches, and the
@@ -271,6 +272,7 @@ class ConvKernel : public OpKernel {
       created_x_ = *logical;
       created_w_ = *w;
       created_threads_ = options.threads;
+      created_only_ = StaticShape(node, 0).has_value();
     } catch (const InvalidArgumentError&) {  // Prepare reports it, with the inputs it is given
     }
   }
@@ -279,14 +281,17 @@ class ConvKernel : public OpKernel {
 
   // The session frees a constant W once every kernel reading it holds its own copy (docs/memory.md, "Freeing
   // weights once packed"). Possible when the plan built at creation holds W packed in a layout oneDNN can reorder
-  // back to the plain one (not the Winograd domain, a one-way transform): a later plan that wants another layout
-  // packs from W unpacked from that copy (UnpackedWeights). From then on Compute ignores its W input.
+  // back to the plain one: a later plan that wants another layout packs from W unpacked from that copy
+  // (UnpackedWeights). The Winograd domain is a one-way transform: W is released then only when X's shape is fully
+  // static (the session checks its inputs' static dims and runs with its own thread count, so the created plan is
+  // the only one it asks for). From then on Compute ignores its W input.
   bool ReleaseConstantInput(size_t k) override {
     if (k != 1 || !weights_ || !created_ || !created_->packed_weights) return false;
     try {
       dnnl::reorder::primitive_desc unpack(Engine(), created_->weights_md, Engine(), created_->weights_user);
     } catch (const dnnl::error&) {
-      return false;  // no reorder back to the plain layout: keep the initializer
+      if (!created_only_) return false;  // no reorder back to the plain layout: keep the initializer
+      one_way_ = true;
     }
     weights_.reset();
     return true;
@@ -417,6 +422,11 @@ class ConvKernel : public OpKernel {
       std::optional<Tensor> unpacked;
       const Tensor* constant = weights_.get();
       if (constant_ && !constant && p.pd.weights_desc() != created_->weights_md) {
+        if (one_way_) {
+          throw InvalidArgumentError(what_ + ": X has shape " + ShapeToString(x) + ", but the model declares " +
+                                     ShapeToString(created_x_) + ", the only shape its weights, released once " +
+                                     "packed for Winograd (a one-way transform), can serve");
+        }
         unpacked = UnpackedWeights(p.weights_user);
         constant = &*unpacked;
       }
@@ -451,6 +461,8 @@ class ConvKernel : public OpKernel {
   std::shared_ptr<const ConvPlan> created_;
   Shape created_x_, created_w_;
   int created_threads_ = 0;
+  bool created_only_ = false;  // X's shape is fully static: created_ is the only plan a session asks for
+  bool one_way_ = false;       // W was released packed in a layout with no reorder back (the Winograd domain)
 };
 
 std::string ConvPredicate(const ir::Node& node) {

@@ -6,6 +6,7 @@
 
 #include "core/parallel.h"
 #include "kernels/cpu/dnnl_util.h"
+#include "kernels/cpu/shared_packs.h"
 #include "semantics/value_shape.h"
 
 namespace ferry::cpu {
@@ -65,20 +66,32 @@ void AddScratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memo
 dnnl::memory PackedWeights::Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
                                 const std::string& what) {
   std::lock_guard lock(mu_);
-  for (const auto& [desc, mem] : entries_) {
-    if (desc == md) return mem;
+  for (const Entry& e : entries_) {
+    if (e.md == md) return *e.memory;
+  }
+  if (share_) {
+    if (auto m = SharedPacks::Instance().Find(source_, user, md)) {
+      entries_.push_back({md, m, false});
+      return *m;
+    }
   }
   dnnl::memory from(user, Engine(), const_cast<void*>(w.raw_data()));
-  dnnl::memory to(md, Engine());
-  WithStream(1, what, [&](dnnl::stream& s) { dnnl::reorder(from, to).execute(s, from, to); });
-  entries_.emplace_back(md, to);
-  return to;
+  auto to = std::make_shared<const dnnl::memory>(md, Engine());
+  WithStream(1, what, [&](dnnl::stream& s) {
+    dnnl::memory dst = *to;
+    dnnl::reorder(from, dst).execute(s, from, dst);
+  });
+  entries_.push_back({md, to, true});
+  if (share_) SharedPacks::Instance().Add(source_, user, md, to);
+  return *to;
 }
 
 int64_t PackedWeights::bytes() const {
   std::lock_guard lock(mu_);
   int64_t total = 0;
-  for (const auto& [desc, mem] : entries_) total += static_cast<int64_t>(desc.get_size());
+  for (const Entry& e : entries_) {
+    if (e.made_here) total += static_cast<int64_t>(e.md.get_size());
+  }
   return total;
 }
 

@@ -44,18 +44,34 @@ struct ConvPlan {
 };
 
 // A kernel's constant weights, reordered once per layout a primitive asked for (plans built for other thread
-// counts or shapes usually want the same layout and share the buffer). Thread-safe.
+// counts or shapes usually want the same layout and share the buffer). Kernels reading the same initializer (an
+// unrolled loop's iterations, as RAFT's refinement steps, or weights tied between layers) share one copy per
+// layout across the process once ShareAs names it. Thread-safe.
 class PackedWeights {
  public:
-  // `w` (described by `user`) in layout `md`, reordered on first request.
+  // The initializer whose values every Get packs: copies are then shared with the other kernels that name it.
+  // Identified by its control block (kept from reuse while a copy lives), not by its address.
+  void ShareAs(const std::shared_ptr<const Tensor>& source) {
+    source_ = source;
+    share_ = source != nullptr;
+  }
+  // `w` (described by `user`) in layout `md`, reordered on first request (or taken from a kernel that packed the
+  // same initializer in that layout).
   dnnl::memory Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
                    const std::string& what);
-  // Bytes of the packed copies made so far.
+  // Bytes of the packed copies this object made (a shared copy counts once, for the kernel that made it).
   int64_t bytes() const;
 
  private:
+  struct Entry {
+    dnnl::memory::desc md;
+    std::shared_ptr<const dnnl::memory> memory;
+    bool made_here = false;
+  };
   mutable std::mutex mu_;
-  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> entries_;
+  std::weak_ptr<const Tensor> source_;
+  bool share_ = false;
+  std::vector<Entry> entries_;
 };
 
 // Completes `plan` from the primitive descriptor `pd` (src/weights/dst/scratchpad) and the user descs already set

@@ -47,6 +47,7 @@ class ConvTranspose : public OpKernel {
         what_(node.Describe()),
         weights_(ConstantInput(node, 1)),
         has_bias_(node.input(2) != nullptr) {
+    packed_.ShareAs(weights_);  // other nodes reading this initializer share its packed copies
     // Static shapes: build the primitive (and pack the weights) now, for the session's thread count; Prepare takes
     // it when its signature matches. A shape error is Prepare's to report, naming the model and the input at fault.
     const auto x = StaticShape(node, 0), w = StaticShape(node, 1);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "kernels/cpu/shared_packs.h"
+
 namespace ferry::cpu {
 
 namespace {
@@ -63,26 +65,35 @@ MatMulWeights::MatMulWeights(std::shared_ptr<const Tensor> b, const dnnl::memory
       }
     }
     if (want == plain) return;  // nothing to gain
-    dnnl::memory packed(want, Engine());
-    // A padded layout's gaps are never read for the product; zeroed, the copy is deterministic memory.
-    std::memset(packed.get_data_handle(), 0, want.get_size());
-    dnnl::memory src = Wrap(*b, plain);
-    WithStream(1, what, [&](dnnl::stream& s) { dnnl::reorder(src, packed).execute(s, src, packed); });
+    // Another kernel reading this initializer the same way may have packed it already (tied weights).
+    std::shared_ptr<const dnnl::memory> copy = SharedPacks::Instance().Find(b, plain, want);
+    made_here_ = copy == nullptr;
+    if (!copy) {
+      dnnl::memory packed(want, Engine());
+      // A padded layout's gaps are never read for the product; zeroed, the copy is deterministic memory.
+      std::memset(packed.get_data_handle(), 0, want.get_size());
+      dnnl::memory src = Wrap(*b, plain);
+      WithStream(1, what, [&](dnnl::stream& s) { dnnl::reorder(src, packed).execute(s, src, packed); });
+      copy = std::make_shared<const dnnl::memory>(packed);
+      SharedPacks::Instance().Add(b, plain, want, copy);
+    }
+    shared_ = copy;
     dtype_ = b->dtype();
     shape_ = b->shape();
     source_ = std::move(b);
     plain_desc_ = plain;
     packed_desc_ = want;
-    packed_ = packed;
+    packed_ = *copy;
   } catch (const dnnl::error&) {
     // No preferred layout for this problem: the kernel runs on the plain matrix.
     source_.reset();
+    shared_.reset();
     packed_ = dnnl::memory();
   }
 }
 
 int64_t MatMulWeights::bytes() const {
-  int64_t total = packed_ ? static_cast<int64_t>(packed_desc_.get_size()) : 0;
+  int64_t total = packed_ && made_here_ ? static_cast<int64_t>(packed_desc_.get_size()) : 0;
   if (released_ && unpacked_->plain.defined()) total += static_cast<int64_t>(unpacked_->plain.nbytes());
   return total;
 }

@@ -16,7 +16,8 @@ namespace ferry::cpu {
 // matrix) and, when oneDNN's matmul prefers another layout for the representative problem it was created for,
 // a copy of it reordered into that layout. Where that layout is unblocked (oneDNN's gemm), the copy is row-major
 // with each row padded to an odd number of 64-byte lines (dense if N < 128; none if B is so already), except that
-// a transposed B stays as it is for a small representative M (<= 16).
+// a transposed B stays as it is for a small representative M (<= 16). Kernels reading one initializer in the same
+// way share the copy.
 class MatMulWeights {
  public:
   MatMulWeights() = default;
@@ -53,6 +54,10 @@ class MatMulWeights {
   std::shared_ptr<const Tensor> source_;
   dnnl::memory::desc plain_desc_, packed_desc_;
   dnnl::memory packed_;
+  // packed_'s buffer, shared with the other kernels reading the initializer the same way (kernels/cpu/
+  // shared_packs.h); bytes() counts it for the one that made it.
+  std::shared_ptr<const dnnl::memory> shared_;
+  bool made_here_ = false;
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
   bool released_ = false;

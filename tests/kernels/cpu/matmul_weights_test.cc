@@ -1,11 +1,13 @@
 // MatMulWeights: the layout a constant B is copied into (oneDNN's blocked one, or, where oneDNN's gemm takes it
 // unblocked, rows padded to an odd number of cache lines), and, after the session released its source
 // (OpKernel::ReleaseConstantInput), the plain matrix a primitive without a packed implementation needs, rebuilt
-// from the packed copy bit for bit.
+// from the packed copy bit for bit; and readers of one initializer sharing one copy.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "kernels/cpu/matmul_util.h"
 
@@ -96,6 +98,36 @@ TEST(CpuMatMulWeights, PlainAfterReleaseEqualsTheSource) {
   EXPECT_EQ(std::memcmp(plain.raw_data(), original.raw_data(), original.nbytes()), 0);
   EXPECT_EQ(&w.Plain(), &plain);  // made once
   EXPECT_EQ(w.bytes(), packed + static_cast<int64_t>(original.nbytes()));  // counted while it exists
+}
+
+// Kernels reading one initializer the same way (tied weights, an unrolled loop) share one packed copy, counted
+// once; an equal matrix in another initializer gets its own; the copy outlives the kernel that made it.
+TEST(CpuMatMulWeights, ReadersOfOneInitializerShareItsCopy) {
+  constexpr int64_t m = 64, k = 300, n = 200;
+  auto b = std::make_shared<Tensor>(DataType::kFloat, Shape{k, n});
+  for (int64_t i = 0; i < b->size(); ++i) b->data<float>()[i] = static_cast<float>(i % 11) - 5.0f;
+  auto twin = std::make_shared<Tensor>(b->Clone());
+  auto make = [&](const std::shared_ptr<Tensor>& t) {
+    return std::make_unique<MatMulWeights>(t, PlainDesc({k, n}, DataType::kFloat), PlainDesc({m, k}, DataType::kFloat),
+                                           PlainDesc({m, n}, DataType::kFloat), dnnl::memory::desc(),
+                                           dnnl::primitive_attr(), "test");
+  };
+  auto first = make(b);
+  if (first->bytes() == 0) GTEST_SKIP() << "oneDNN keeps the plain layout for this problem on this CPU";
+  auto second = make(b);
+  auto other = make(twin);
+  EXPECT_EQ(second->memory().get_data_handle(), first->memory().get_data_handle());
+  EXPECT_EQ(second->bytes(), 0) << "a shared copy is counted for the kernel that made it";
+  EXPECT_NE(other->memory().get_data_handle(), first->memory().get_data_handle());
+  EXPECT_EQ(other->bytes(), first->bytes());
+  const void* shared = first->memory().get_data_handle();
+  const std::vector<char> contents(static_cast<const char*>(shared),
+                                   static_cast<const char*>(shared) + first->desc().get_size());
+  first.reset();
+  ASSERT_EQ(second->memory().get_data_handle(), shared);
+  EXPECT_EQ(std::memcmp(second->memory().get_data_handle(), contents.data(), contents.size()), 0);
+  second.reset();
+  EXPECT_GT(make(b)->bytes(), 0) << "no kernel held the copy: the next one packs again";
 }
 
 }  // namespace
