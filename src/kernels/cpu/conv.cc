@@ -39,6 +39,14 @@
 // Winograd reassociates the sums differently from the direct convolution (results differ by float rounding:
 // docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
 //
+// Winograd scratchpad: oneDNN 2.6's jit_wino_4x3 asks a scratchpad of about 36 floats per (input, output channel)
+// pair beside its packed weights: 167 MiB for FCN-ResNet50's 2048->512 head at 28x28, a third of the model's peak
+// RSS. Past kWinogradScratchBudget (64 MiB), a batch-1 plan runs the convolution in parts over the output channels
+// (M halved until the scratchpad fits, at least 32 channels a part, whole channel blocks), each its own Winograd
+// primitive on the whole of X writing a contiguous slice of Y: that head in 4 parts asks 57 MiB and takes ~10%
+// longer (~79 against ~72 ms at 1 thread), still half the direct convolution's ~140 ms
+// (bench/conv_impls.cc prints each implementation's time and scratchpad).
+//
 // brgconv: an ungrouped convolution with a spatial kernel and constant weights whose X and Y are channel-blocked
 // (BlockedConv with block 8 or 16, X not plain) runs oneDNN's brgconv kernel on channels-last (nhwc), with reorders
 // from and to the blocked tensors, when oneDNN offers brgconv for it; else oneDNN's direct kernel on the blocked
@@ -238,6 +246,38 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const sem
   return {make(dnnl::algorithm::convolution_direct, src, dst), src_user, weights_user, dst_user};
 }
 
+// See "Winograd scratchpad" at the top of the file.
+constexpr size_t kWinogradScratchBudget = size_t{64} << 20;
+
+bool IsWinograd(const dnnl::primitive_desc& pd) { return std::strstr(pd.impl_info_str(), "wino") != nullptr; }
+
+// How many output-channel parts a convolution whose primitive descriptor is `p` runs in: 1 unless it is a batch-1
+// Winograd convolution whose scratchpad exceeds the budget and whose Y splits into contiguous slices of whole
+// channel blocks; then the fewest parts (halving M, at least 32 channels a part, each still Winograd) whose
+// scratchpad fits, or the most there can be when none does.
+int WinogradParts(const ConvConfig& c, const ConvPd& p, const Shape& x, const Shape& w) {
+  if (!IsWinograd(p.pd) || p.pd.scratchpad_desc().get_size() <= kWinogradScratchBudget || x[0] != 1) return 1;
+  if (c.blocked && c.block == 0) return 1;  // channels-last: a channel slice of Y is not contiguous
+  const int64_t unit = std::max<int64_t>(16, c.blocked ? c.block : 1);
+  int best = 1;
+  for (int parts = 2; w[0] % (parts * unit) == 0 && w[0] / parts >= 32; parts *= 2) {
+    Shape part_w = w;
+    part_w[0] = w[0] / parts;
+    try {
+      const semantics::ConvShape cs = semantics::ResolveConv(c.attrs, c.group, x, part_w, "");
+      const ConvPd part = MakeConvPd(c, x, part_w, cs, true);
+      if (!IsWinograd(part.pd)) break;
+      best = parts;
+      if (part.pd.scratchpad_desc().get_size() <= kWinogradScratchBudget) break;
+    } catch (const Error&) {
+      break;
+    } catch (const dnnl::error&) {
+      break;
+    }
+  }
+  return best;
+}
+
 // What Prepare resolves for one input signature: Y's geometry and the primitive Compute runs.
 struct ConvState {
   semantics::ConvShape cs;  // logical geometry (Y's logical shape is cs.y_shape)
@@ -286,13 +326,23 @@ class ConvKernel : public OpKernel {
   // static (the session checks its inputs' static dims and runs with its own thread count, so the created plan is
   // the only one it asks for). From then on Compute ignores its W input.
   bool ReleaseConstantInput(size_t k) override {
-    if (k != 1 || !weights_ || !created_ || !created_->packed_weights) return false;
-    try {
-      dnnl::reorder::primitive_desc unpack(Engine(), created_->weights_md, Engine(), created_->weights_user);
-    } catch (const dnnl::error&) {
-      if (!created_only_) return false;  // no reorder back to the plain layout: keep the initializer
-      one_way_ = true;
+    if (k != 1 || !weights_ || !created_) return false;
+    std::vector<const ConvPlan*> plans{created_.get()};
+    if (!created_->parts.empty()) {  // only Winograd runs in parts
+      if (!created_only_) return false;
+      plans.clear();
+      for (const ConvPlan::Part& part : created_->parts) plans.push_back(part.plan.get());
     }
+    for (const ConvPlan* plan : plans) {
+      if (!plan->packed_weights) return false;
+      try {
+        dnnl::reorder::primitive_desc unpack(Engine(), plan->weights_md, Engine(), plan->weights_user);
+      } catch (const dnnl::error&) {
+        if (!created_only_) return false;  // no reorder back to the plain layout: keep the initializer
+        one_way_ = true;
+      }
+    }
+    if (!created_->parts.empty()) one_way_ = true;
     weights_.reset();
     return true;
   }
@@ -415,6 +465,10 @@ class ConvKernel : public OpKernel {
     plan->sum = cfg_.has_z;
     try {
       const ConvPd p = MakeConvPd(cfg_, x, w, cs, constant_);
+      if (const int parts = constant_ ? WinogradParts(cfg_, p, x, w) : 1; parts > 1) {
+        BuildParts(*plan, x, w, parts, p.weights_user);
+        return plan;
+      }
       plan->src_user = p.src_user;
       plan->weights_user = p.weights_user;
       plan->dst_user = p.dst_user;
@@ -438,6 +492,34 @@ class ConvKernel : public OpKernel {
       throw InternalError(what_ + ": oneDNN could not create the convolution: " + e.what());
     }
     return plan;
+  }
+
+  // `plan` as `parts` plans over consecutive slices of M (batch 1: each part's Y and Z a contiguous slice), each
+  // packing its rows of W (a submemory of `weights_user`, W's plain desc). See "Winograd scratchpad".
+  void BuildParts(ConvPlan& plan, const Shape& x, const Shape& w, int parts,
+                  const dnnl::memory::desc& weights_user) const {
+    if (!weights_) {
+      throw InvalidArgumentError(what_ + ": X has shape " + ShapeToString(x) + ", but the model declares " +
+                                 ShapeToString(created_x_) + ", the only shape its released weights can serve");
+    }
+    Shape part_w = w;
+    part_w[0] = w[0] / parts;
+    const semantics::ConvShape cs = semantics::ResolveConv(cfg_.attrs, cfg_.group, x, part_w, what_);
+    int64_t plane = 1;
+    for (size_t d = 2; d < cs.y_shape.size(); ++d) plane *= cs.y_shape[d];
+    memory::dims rows(part_w.begin(), part_w.end()), offsets(part_w.size(), 0);
+    for (int j = 0; j < parts; ++j) {
+      auto part = std::make_shared<ConvPlan>();
+      part->bias = plan.bias;
+      part->sum = plan.sum;
+      const ConvPd p = MakeConvPd(cfg_, x, part_w, cs, true);
+      part->src_user = p.src_user;
+      offsets[0] = j * part_w[0];
+      part->weights_user = weights_user.submemory_desc(rows, offsets);
+      part->dst_user = p.dst_user;
+      FinishConvPlan(*part, p.pd, dnnl::convolution_forward(p.pd), weights_.get(), &packed_, what_);
+      plan.parts.push_back({std::move(part), offsets[0], offsets[0] * plane});
+    }
   }
 
   // W in its plain layout `user` (created_w_ as ONNX lays it out), reordered back from the created plan's packed

@@ -67,21 +67,34 @@ dnnl::memory PackedWeights::Get(const Tensor& w, const dnnl::memory::desc& user,
                                 const std::string& what) {
   std::lock_guard lock(mu_);
   for (const Entry& e : entries_) {
-    if (e.md == md) return *e.memory;
+    if (e.user == user && e.md == md) return *e.memory;
   }
   if (share_) {
     if (auto m = SharedPacks::Instance().Find(source_, user, md)) {
-      entries_.push_back({md, m, false});
+      entries_.push_back({user, md, m, false});
       return *m;
     }
   }
-  dnnl::memory from(user, Engine(), const_cast<void*>(w.raw_data()));
+  // A part of w (a submemory desc) is read through a desc without offset at the part's address: oneDNN 2.6's
+  // reorders into the Winograd domain ignore a source's offset.
+  dnnl::memory::desc from_md = user;
+  const char* base = static_cast<const char*>(w.raw_data());
+  if (user.data.offset0 != 0) {
+    const auto& blocking = user.data.format_desc.blocking;
+    if (user.data.format_kind != dnnl_blocked || blocking.inner_nblks != 0) {
+      throw InternalError(what + ": packing a part of weights that are not in a plain layout");
+    }
+    from_md = dnnl::memory::desc(user.dims(), user.data_type(),
+                                 dnnl::memory::dims(blocking.strides, blocking.strides + user.data.ndims));
+    base += user.data.offset0 * static_cast<int64_t>(dnnl::memory::data_type_size(user.data_type()));
+  }
+  dnnl::memory from(from_md, Engine(), const_cast<char*>(base));
   auto to = std::make_shared<const dnnl::memory>(md, Engine());
   WithStream(1, what, [&](dnnl::stream& s) {
     dnnl::memory dst = *to;
     dnnl::reorder(from, dst).execute(s, from, dst);
   });
-  entries_.push_back({md, to, true});
+  entries_.push_back({user, md, to, true});
   if (share_) SharedPacks::Instance().Add(source_, user, md, to);
   return *to;
 }
@@ -128,8 +141,11 @@ namespace {
 
 // One scratchpad buffer serves every primitive of the plan: they run one after another on one stream.
 size_t ScratchpadBytes(const ConvPlan& plan) {
-  return std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(), plan.weights_in_scratch.get_size(),
-                   plan.dst_out_scratch.get_size(), plan.z_in_scratch.get_size()});
+  size_t bytes = std::max({plan.scratch_md.get_size(), plan.src_in_scratch.get_size(),
+                           plan.weights_in_scratch.get_size(), plan.dst_out_scratch.get_size(),
+                           plan.z_in_scratch.get_size()});
+  for (const ConvPlan::Part& part : plan.parts) bytes = std::max(bytes, ScratchpadBytes(*part.plan));
+  return bytes;
 }
 
 }  // namespace
@@ -141,6 +157,7 @@ int64_t ConvScratchBytesOnThisThread() {
 }
 
 void AddConvWorkspace(const ConvPlan& plan, Workspace& ws) {
+  for (const ConvPlan::Part& part : plan.parts) AddConvWorkspace(*part.plan, ws);
   // What RunConvPlan asks Scratch() for, slot by slot; the slots live on the thread that calls it (the primitives'
   // OpenMP threads work in them but hold none of their own).
   if (plan.src_in) ws.Need("conv src reorder", static_cast<int64_t>(plan.src_md.get_size()));
@@ -154,6 +171,14 @@ void AddConvWorkspace(const ConvPlan& plan, Workspace& ws) {
 void RunConvPlan(const ConvPlan& plan, const void* x, const void* w, const void* bias, void* y, int threads,
                  const std::string& what, const void* z) {
   if (plan.sum != (z != nullptr)) throw InternalError(what + ": the convolution plan and its Z input disagree");
+  if (!plan.parts.empty()) {
+    for (const ConvPlan::Part& part : plan.parts) {
+      const float* b = bias ? static_cast<const float*>(bias) + part.first_channel : nullptr;
+      const float* zp = z ? static_cast<const float*>(z) + part.y_offset : nullptr;
+      RunConvPlan(*part.plan, x, w, b, static_cast<float*>(y) + part.y_offset, threads, what, zp);
+    }
+    return;
+  }
   const dnnl::engine& eng = Engine();
   const size_t pad_bytes = ScratchpadBytes(plan);
   void* pad = pad_bytes > 0 ? Scratch(kPad, pad_bytes) : nullptr;

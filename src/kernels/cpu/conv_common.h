@@ -41,6 +41,15 @@ struct ConvPlan {
   bool sum = false;
   std::optional<dnnl::reorder> z_in;
   dnnl::memory::desc z_in_scratch;
+  // When set, the plan is these parts instead of `prim`: plans for consecutive slices of the output channels, run one
+  // after another, each writing a contiguous slice of Y (batch 1) from the whole of X (conv.cc, "Winograd
+  // scratchpad": one primitive's scratchpad would be too large).
+  struct Part {
+    std::shared_ptr<const ConvPlan> plan;
+    int64_t first_channel = 0;  // of Y and B
+    int64_t y_offset = 0;       // in floats, of the part's slice of Y (and of Z)
+  };
+  std::vector<Part> parts;
 };
 
 // A kernel's constant weights, reordered once per layout a primitive asked for (plans built for other thread
@@ -55,8 +64,8 @@ class PackedWeights {
     source_ = source;
     share_ = source != nullptr;
   }
-  // `w` (described by `user`) in layout `md`, reordered on first request (or taken from a kernel that packed the
-  // same initializer in that layout).
+  // `w` (described by `user`, which may be a part of it: a submemory desc) in layout `md`, reordered on first
+  // request (or taken from a kernel that packed the same initializer in that layout).
   dnnl::memory Get(const Tensor& w, const dnnl::memory::desc& user, const dnnl::memory::desc& md,
                    const std::string& what);
   // Bytes of the packed copies this object made (a shared copy counts once, for the kernel that made it).
@@ -64,7 +73,7 @@ class PackedWeights {
 
  private:
   struct Entry {
-    dnnl::memory::desc md;
+    dnnl::memory::desc user, md;
     std::shared_ptr<const dnnl::memory> memory;
     bool made_here = false;
   };
