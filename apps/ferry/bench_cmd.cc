@@ -126,8 +126,10 @@ void ShowProgress(const tools::BenchProgress& p) {
 int Bench(const BenchArgs& a) {
   tools::BenchOptions o;
   o.model = a.model;
-  try {  // a malformed or repeated --shape or --range, a malformed --pin: usage errors
+  LoadPlugins(a.session.placement.plugins);  // a bad plugin: exit 1; its backends may be named below
+  try {  // a malformed or repeated --shape or --range, a malformed --pin, an unknown backend: usage errors
     o.session = a.session.Options();
+    CheckBackendNames(o.session.backends, o.session.pins);
     ParseInputFlags(a.shapes, a.ranges, o.inputs);
   } catch (const InvalidArgumentError& e) {
     std::cerr << "ferry bench: " << e.what() << "\n";

@@ -10,8 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "backends/backend.h"
-#include "backends/plugin/plugin_loader.h"
 #include "commands.h"
 #include "memory_json.h"
 #include "placement_flags.h"
@@ -173,21 +171,14 @@ int Check(const CheckArgs& a) {
   tools::CheckOptions options;
   tools::CheckGate gate;
   // Plugins first (a bad plugin is an error, exit 1, like a bad model): their backends may be named below.
-  for (const auto& path : a.placement.plugins) LoadPlugin(path);
+  LoadPlugins(a.placement.plugins);
   options.plugins = a.placement.plugins;
   // Usage errors first (exit 2), before the model is read.
   try {
     options.backends = SplitList(a.backends);
-    if (options.backends.empty()) throw InvalidArgumentError("--backends: the list is empty");
     options.pins = a.placement.ParsedPins();
     options.allow_fallback = !a.placement.no_fallback;
-    for (const auto& name : options.backends) {
-      if (!FindBackend(name)) {
-        std::string known;
-        for (const auto& n : BackendNames()) known += (known.empty() ? "" : ", ") + n;
-        throw InvalidArgumentError("--backends: unknown backend '" + name + "' (available: " + known + ")");
-      }
-    }
+    CheckBackendNames(options.backends, options.pins);
     if (!a.isa.empty() && !a.target_isa.empty()) throw InvalidArgumentError("--isa and --target-isa exclude each other");
     options.isa = a.target_isa.empty() ? a.isa : a.target_isa;
     options.isa_exact = !a.target_isa.empty();

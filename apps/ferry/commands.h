@@ -24,4 +24,7 @@ Command AddBenchCommand(CLI::App& app);
 // Adds `ferry compare`: a model under two configurations, or against stored outputs (exit 3: beyond tolerance).
 Command AddCompareCommand(CLI::App& app);
 
+// Adds `ferry help [COMMAND]`: the help of the app, or of one command (as `ferry COMMAND --help`).
+Command AddHelpCommand(CLI::App& app);
+
 }  // namespace ferry::cli

@@ -120,6 +120,17 @@ int Run(const CompareArgs& args) {
     std::cerr << "ferry compare: " << e.what() << "\n";
     return 2;
   }
+  // A side's plugins load first (a bad one: exit 1), then its backend names are checked (unknown: exit 2).
+  const bool two_sides = s.reference_dir.empty();
+  LoadPlugins(s.a.options.plugins);
+  if (two_sides) LoadPlugins(s.b.options.plugins);
+  try {
+    CheckBackendNames(s.a.options.backends, s.a.options.pins, "--a '" + s.a.text + "': ");
+    if (two_sides) CheckBackendNames(s.b.options.backends, s.b.options.pins, "--b '" + s.b.text + "': ");
+  } catch (const InvalidArgumentError& e) {
+    std::cerr << "ferry compare: " << e.what() << "\n";
+    return 2;
+  }
   if (!args.ops.empty()) return RunOps(args, s);
   const tools::CompareResult r = tools::RunComparison(s, args.layerwise, args.bisect);
   if (args.json) {

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   ferry::cli::Command serve = ferry::cli::AddServeCommand(app);
   ferry::cli::Command bench = ferry::cli::AddBenchCommand(app);
   ferry::cli::Command compare = ferry::cli::AddCompareCommand(app);
+  ferry::cli::Command help = ferry::cli::AddHelpCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("serve")) return serve();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("compare")) return compare();
+    if (app.got_subcommand("help")) return help();
   } catch (const ferry::Error& e) {
     std::cerr << "ferry: error [" << ferry::ErrorCategoryName(e.category()) << "]: " << e.what() << "\n";
     return 1;

@@ -42,6 +42,17 @@ struct RunArgs {
   size_t profile_top = 10;
 };
 
+// Makes --output-dir (and its parents) before the session is created; one that cannot be made is an
+// InvalidArgumentError naming it and why.
+void PrepareOutputDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    throw InvalidArgumentError("--output-dir: cannot create the directory '" + dir + "'" +
+                               (ec ? ": " + ec.message() : ": a file of that name is in the way"));
+  }
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   if (v.empty()) return 0;
@@ -50,8 +61,9 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 int Run(const RunArgs& a) {
-  // The flags' own values first: a malformed or repeated --input, --shape or --range, or a malformed --pin, is a
-  // usage error (exit 2), before the model is read.
+  // The flags' own values first: a malformed or repeated --input, --shape or --range, a malformed --pin, or a
+  // backend no built-in or plugin provides, is a usage error (exit 2), before the model is read. Plugins load
+  // before the names are checked (their backends may be named); a bad plugin is an error (exit 1), as a bad model.
   SessionOptions options;
   tools::InputSpec spec;
   try {
@@ -62,10 +74,31 @@ int Run(const RunArgs& a) {
     std::cerr << "ferry run: " << e.what() << "\n";
     return 2;
   }
+  LoadPlugins(options.plugins);
+  try {
+    CheckBackendNames(options.backends, options.pins);
+  } catch (const InvalidArgumentError& e) {
+    std::cerr << "ferry run: " << e.what() << "\n";
+    return 2;
+  }
   options.threads = a.threads;
   if (a.batch >= 0) spec.batch = a.batch;
   spec.random = a.random;
   spec.seed = a.seed;
+  // --shape and --batch fix the inputs' free dims for the optimizer, the memory plan and the kernels, as
+  // `ferry optimize --shape` does, not only the random inputs' sizes. They are checked against the inputs the
+  // model declares (read without its weights): a --shape naming no input or contradicting it, or a --batch the
+  // model has no free leading dim for, is a usage error.
+  if (spec.batch || !spec.shapes.empty()) {
+    const std::vector<IoInfo> declared = ReadModelInputs(a.model);  // a bad model: exit 1
+    try {
+      options.input_shapes = tools::FixedInputShapes(declared, spec);
+    } catch (const InvalidArgumentError& e) {
+      std::cerr << "ferry run: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  if (!a.output_dir.empty()) PrepareOutputDir(a.output_dir);  // before the work it would otherwise throw away
 
   const auto created_at = std::chrono::steady_clock::now();
   auto session = Session::Create(a.model, options);
@@ -77,6 +110,14 @@ int Run(const RunArgs& a) {
     if (!out || !out.write(ir.data(), static_cast<std::streamsize>(ir.size())) || !out.flush()) {
       throw InvalidArgumentError("--dump-ir: cannot write '" + a.dump_ir + "'");
     }
+  }
+  // A flag naming no input, or an input neither --input nor --random feeds: usage errors, known once the session
+  // lists its inputs.
+  try {
+    tools::CheckInputNames(session->inputs(), spec);
+  } catch (const InvalidArgumentError& e) {
+    std::cerr << "ferry run: " << e.what() << "\n";
+    return 2;
   }
   auto inputs = tools::BuildInputs(*session, spec);
   std::vector<double> times_ms;
@@ -117,7 +158,6 @@ int Run(const RunArgs& a) {
     profile = tools::SummarizeProfile(runs);
   }
   if (!a.output_dir.empty()) {
-    std::filesystem::create_directories(a.output_dir);
     for (const auto& [name, v] : outputs) {
       if (!v.is_tensor()) continue;
       std::string file = name;
@@ -181,7 +221,13 @@ int Run(const RunArgs& a) {
                    {"kernel_bytes_now", session->kernel_held_bytes()},
                    {"arenas", arenas}};
   }
-  j["latency_ms"] = {{"first", times_ms.front()}, {"median", Percentile(times_ms, 0.5)}, {"p90", Percentile(times_ms, 0.9)}};
+  // The first run is the cold one (kernels pack, the arena is planned, caches are cold): reported apart, with the
+  // median and p90 of the runs after it (of the one run when there is only one).
+  const std::vector<double> warm(times_ms.begin() + (times_ms.size() > 1 ? 1 : 0), times_ms.end());
+  j["latency_ms"] = {{"first", times_ms.front()},
+                     {"median", Percentile(warm, 0.5)},
+                     {"p90", Percentile(warm, 0.9)},
+                     {"warm_runs", times_ms.size() > 1 ? warm.size() : 0}};
   if (a.profile_summary) j["profile"] = nlohmann::json::parse(tools::FormatProfileJson(profile));
   if (!a.profile.empty()) j["profile_trace"] = a.profile;
   if (a.json) {
@@ -218,11 +264,13 @@ int Run(const RunArgs& a) {
     std::cout << "\n";
   }
   std::cout << std::fixed << std::setprecision(2);
+  std::cout << "session created in " << session_ms << " ms\n";
   if (times_ms.size() == 1) {
     std::cout << "run time " << times_ms.front() << " ms\n";
   } else {
-    std::cout << "runs " << times_ms.size() << ": median " << Percentile(times_ms, 0.5) << " ms, p90 "
-              << Percentile(times_ms, 0.9) << " ms (first " << times_ms.front() << " ms)\n";
+    std::cout << "runs " << times_ms.size() << ": first " << times_ms.front() << " ms, then median "
+              << Percentile(warm, 0.5) << " ms, p90 " << Percentile(warm, 0.9) << " ms over " << warm.size()
+              << (warm.size() == 1 ? " run\n" : " runs\n");
   }
   if (a.profile_summary) std::cout << tools::FormatProfile(profile, a.profile_top);
   if (!a.profile.empty()) {
@@ -246,7 +294,7 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--batch", args->batch, "value for every symbolic leading (batch) dim");
   cmd->add_option("--range", args->ranges, "NAME=LO,HI value range for --random; repeatable");
   cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
-  cmd->add_option("--repeat", args->repeat, "run N times and print median and p90 latency")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--repeat", args->repeat, "run N times: the first (cold) run, then the median and p90 of the others")->check(CLI::Range(1, 1000000));
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_flag("--lockstep", args->lockstep,
                 "for benchmark drivers: print \"ready\", then run once per line read on stdin and print that run's "

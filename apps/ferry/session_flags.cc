@@ -3,9 +3,13 @@
 #include <map>
 #include <sstream>
 
+#include "backends/backend.h"
+#include "backends/plugin/plugin_loader.h"
+#include "core/isa.h"
 #include "core/parse_number.h"
 #include "ferry/error.h"
 #include "ferry/limits.h"
+#include "passes/pass_manager.h"
 
 namespace ferry::cli {
 
@@ -21,6 +25,9 @@ SessionOptions SessionFlags::Options() const {
   options.legalize = legalize;
   options.memory_arena = !no_memory_arena;
   options.deterministic = deterministic;
+  passes::CheckPassNames({disabled_passes.begin(), disabled_passes.end()}, "--disable-pass: ");
+  if (!isa.empty()) IsaSet::Parse(isa);  // a malformed --isa, or FERRY_ISA, is a usage error too
+  (void)DefaultIsa();
   return options;
 }
 
@@ -40,6 +47,27 @@ void AddSessionFlags(CLI::App& cmd, SessionFlags& flags) {
                "exists (`ferry check` lists them as \"rewrite available\")");
   cmd.add_option("--isa", flags.isa, "emulate a CPU with only these extensions, e.g. avx2,fma (or none)");
   AddPlacementFlags(cmd, flags.placement);
+}
+
+void LoadPlugins(const std::vector<std::string>& plugins) {
+  for (const std::string& path : plugins) LoadPlugin(path);
+}
+
+void CheckBackendNames(const std::vector<std::string>& backends,
+                       const std::vector<std::pair<std::string, std::string>>& pins, const std::string& where) {
+  const auto unknown = [&](const std::string& flag, const std::string& name) {
+    std::string known;
+    for (const auto& n : BackendNames()) known += (known.empty() ? "" : ", ") + n;
+    throw InvalidArgumentError((where.empty() ? flag : where) + "unknown backend '" + name + "' (available: " + known +
+                               ")");
+  };
+  if (backends.empty()) throw InvalidArgumentError((where.empty() ? "--backends: " : where) + "the list is empty");
+  for (const std::string& name : backends) {
+    if (!FindBackend(name)) unknown("--backends: ", name);
+  }
+  for (const auto& [pattern, name] : pins) {
+    if (!FindBackend(name)) unknown("--pin " + pattern + "=" + name + ": ", name);
+  }
 }
 
 std::vector<std::string> SplitList(const std::string& s, char sep) {

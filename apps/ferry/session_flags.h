@@ -23,13 +23,23 @@ struct SessionFlags {
   PlacementFlags placement;
 
   // The SessionOptions these flags ask for (threads left at 0: each verb sets its own). Throws
-  // InvalidArgumentError for a malformed --pin.
+  // InvalidArgumentError for a malformed --pin or --isa (or FERRY_ISA), or an unknown --disable-pass.
   SessionOptions Options() const;
 };
 
 // --backends, -O/--level, --isa, --disable-pass, --legalize, --no-memory-arena, --deterministic, --plugin, --pin,
 // --no-fallback.
 void AddSessionFlags(CLI::App& cmd, SessionFlags& flags);
+
+// Loads each plugin (a bad one throws InvalidArgumentError naming it, which a verb reports as an error, exit 1, as
+// it does a bad model), so that CheckBackendNames knows the plugins' backends.
+void LoadPlugins(const std::vector<std::string>& plugins);
+
+// Throws InvalidArgumentError (a usage error, exit 2) when `backends` is empty or names, or a pin names, a
+// backend neither built in nor loaded from a plugin, naming the flag and the backends there are. `where` prefixes
+// the message ("--a 'cpu,ref': "); empty: "--backends: " and "--pin P=B: ".
+void CheckBackendNames(const std::vector<std::string>& backends,
+                       const std::vector<std::pair<std::string, std::string>>& pins, const std::string& where = "");
 
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> SplitList(const std::string& s, char sep = ',');

@@ -222,4 +222,11 @@ class Session {
   std::unique_ptr<Impl> impl_;
 };
 
+// The inputs a caller feeds a model (graph inputs without an initializer) as Session::inputs() would list them
+// before any SessionOptions::input_shapes, read from the file without its weights and without creating a session:
+// what a tool needs to fix free dimensions before creating one. Throws as Session::Create does for a model it
+// cannot import.
+std::vector<IoInfo> ReadModelInputs(const std::string& model_path);
+std::vector<IoInfo> ReadModelInputs(std::span<const uint8_t> bytes);
+
 }  // namespace ferry

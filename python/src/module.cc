@@ -15,7 +15,6 @@
 #include "ferry/limits.h"
 #include "ferry/session.h"
 #include "module.h"
-#include "runtime/pipeline.h"
 #include "tools/profile.h"
 
 namespace ferry::python {
@@ -258,29 +257,26 @@ class PySession {
 // The inputs a caller feeds, read from the model file (or bytes) without its weights and without a session:
 // what SessionOptions.add_free_dimension_override_by_name needs to find the inputs a symbol appears in.
 py::list ModelInputs(const py::object& model) {
-  runtime::PipelineOptions o;
-  o.import.load_initializer_data = false;
-  runtime::PreparedModel prepared;
+  std::vector<IoInfo> inputs;
   if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
     const std::string bytes = model.cast<std::string>();
     py::gil_scoped_release nogil;
-    prepared = runtime::PrepareModelFromBytes(
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "", o,
-        runtime::Stage::kImported);
+    inputs = ReadModelInputs(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   } else {
     const std::string path = py::str(model).cast<std::string>();
     py::gil_scoped_release nogil;
-    prepared = runtime::PrepareModel(path, o, runtime::Stage::kImported);
+    inputs = ReadModelInputs(path);
   }
   py::list out;
-  for (const ir::Value* v : prepared.model->graph->RequiredInputs()) {
+  for (const IoInfo& info : inputs) {
     py::dict d;
-    d["name"] = v->name();
-    py::list dims;
-    if (v->type().shape) {
-      for (const ir::Dim& dim : *v->type().shape) {
-        dims.append(dim.is_static() ? py::object(py::int_(dim.value))
-                                    : dim.symbol.empty() ? py::object(py::none()) : py::object(py::str(dim.symbol)));
+    d["name"] = info.name;
+    if (info.has_shape) {
+      py::list dims;
+      for (size_t i = 0; i < info.dims.size(); ++i) {
+        dims.append(info.dims[i] >= 0     ? py::object(py::int_(info.dims[i]))
+                    : info.dim_names[i].empty() ? py::object(py::none())
+                                                : py::object(py::str(info.dim_names[i])));
       }
       d["shape"] = dims;
     } else {

@@ -248,6 +248,30 @@ const MemoryPrediction& Session::PredictMemory() const {
   return impl_->predicted;
 }
 
+namespace {
+
+std::vector<IoInfo> RequiredInputsOf(const runtime::PreparedModel& prepared) {
+  std::vector<IoInfo> out;
+  for (const ir::Value* v : prepared.model->graph->RequiredInputs()) out.push_back(MakeIoInfo(*v));
+  return out;
+}
+
+runtime::PipelineOptions WithoutWeights() {
+  runtime::PipelineOptions o;
+  o.import.load_initializer_data = false;
+  return o;
+}
+
+}  // namespace
+
+std::vector<IoInfo> ReadModelInputs(const std::string& model_path) {
+  return RequiredInputsOf(runtime::PrepareModel(model_path, WithoutWeights(), runtime::Stage::kImported));
+}
+
+std::vector<IoInfo> ReadModelInputs(std::span<const uint8_t> bytes) {
+  return RequiredInputsOf(runtime::PrepareModelFromBytes(bytes, "", WithoutWeights(), runtime::Stage::kImported));
+}
+
 int64_t Session::kernel_held_bytes() const { return impl_->executor->kernel_held_bytes(); }
 
 std::vector<ArenaStats> Session::arenas() const {

@@ -1,5 +1,6 @@
 #include "tools/run_inputs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -99,7 +100,7 @@ std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spe
   return BuildInputs(session.inputs(), spec);
 }
 
-std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec) {
+void CheckInputNames(const std::vector<IoInfo>& inputs, const InputSpec& spec) {
   auto known = [&](const std::string& n) {
     for (const auto& i : inputs) {
       if (i.name == n) return true;
@@ -119,6 +120,17 @@ std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const Inp
   check_names(spec.files, "--input");
   check_names(spec.shapes, "--shape");
   check_names(spec.ranges, "--range");
+  if (spec.random) return;
+  for (const IoInfo& info : inputs) {
+    if (!spec.files.count(info.name)) {
+      throw InvalidArgumentError("input '" + info.name + "' has no value: give --input " + info.name +
+                                 "=FILE or use --random");
+    }
+  }
+}
+
+std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec) {
+  CheckInputNames(inputs, spec);
   std::mt19937_64 rng(spec.seed);
   std::vector<NamedValue> out;
   for (const IoInfo& info : inputs) {
@@ -130,10 +142,7 @@ std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const Inp
       }
       continue;
     }
-    if (!spec.random) {
-      throw InvalidArgumentError("input '" + info.name + "' has no value: give --input " + info.name +
-                                 "=FILE or use --random");
-    }
+    // (CheckInputNames made sure this input is --random's.)
     if (info.kind != "tensor") {
       throw InvalidArgumentError("input '" + info.name + "' is a " + info.kind + "; --random makes tensors only");
     }
@@ -161,6 +170,68 @@ std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const Inp
     out.emplace_back(info.name, Value(RandomTensor(info.dtype, shape, rng, range, info.name)));
   }
   return out;
+}
+
+namespace {
+
+// "[1,3,batch,?]" ("?" for an unnamed symbolic dim), or "(rank unknown)".
+std::string DeclaredShape(const IoInfo& info) {
+  if (!info.has_shape) return "(rank unknown)";
+  std::string dims;
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    dims += (i ? "," : "") + (info.dims[i] >= 0 ? std::to_string(info.dims[i])
+                                                : info.dim_names[i].empty() ? "?" : info.dim_names[i]);
+  }
+  return "[" + dims + "]";
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<int64_t>> FixedInputShapes(const std::vector<IoInfo>& inputs,
+                                                             const InputSpec& spec) {
+  std::string declared;  // every input with its declared shape, for the messages
+  for (const IoInfo& info : inputs) declared += (declared.empty() ? "'" : ", '") + info.name + "' " + DeclaredShape(info);
+  if (declared.empty()) declared = "none";
+  for (const auto& [name, dims] : spec.shapes) {
+    const auto it = std::find_if(inputs.begin(), inputs.end(), [&n = name](const IoInfo& i) { return i.name == n; });
+    const std::string flag = "--shape " + name + "=" + DimsText(dims);
+    if (it == inputs.end()) throw InvalidArgumentError(flag + ": the model has no input '" + name + "' (inputs " + declared + ")");
+    if (!it->has_shape) continue;
+    if (it->dims.size() != dims.size()) {
+      throw InvalidArgumentError(flag + ": expected rank " + std::to_string(it->dims.size()) + " (the model declares " +
+                                 DeclaredShape(*it) + "), got " + std::to_string(dims.size()) + " dims");
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (it->dims[i] >= 0 && it->dims[i] != dims[i]) {
+        throw InvalidArgumentError(flag + ": dimension " + std::to_string(i) + " is " + std::to_string(it->dims[i]) +
+                                   " in the model (" + DeclaredShape(*it) + "), got " + std::to_string(dims[i]));
+      }
+    }
+  }
+  std::map<std::string, std::vector<int64_t>> fixed = spec.shapes;
+  if (!spec.batch) return fixed;
+  bool symbolic_batch = false;
+  for (const IoInfo& info : inputs) {
+    if (!info.has_shape || info.dims.empty() || info.dims[0] >= 0) continue;
+    symbolic_batch = true;
+    if (fixed.count(info.name) || spec.files.count(info.name)) continue;
+    if (std::any_of(info.dims.begin() + 1, info.dims.end(), [](int64_t d) { return d < 0; })) continue;
+    std::vector<int64_t> dims_fixed = info.dims;
+    dims_fixed[0] = *spec.batch;
+    fixed[info.name] = std::move(dims_fixed);
+  }
+  if (!symbolic_batch) {
+    throw InvalidArgumentError("--batch " + std::to_string(*spec.batch) +
+                               ": no input has a symbolic leading (batch) dim: the model's batch is fixed (inputs " +
+                               declared + ")");
+  }
+  return fixed;
 }
 
 TensorSummary Summarize(const Tensor& t) {

@@ -29,8 +29,22 @@ std::pair<std::string, std::string> ParseAssignment(const std::string& text, con
 // Every input of `session` from `spec`. Throws InvalidArgumentError naming the input when a file is missing,
 // a dim cannot be resolved, or a name does not exist.
 std::vector<NamedValue> BuildInputs(const Session& session, const InputSpec& spec);
+// Throws InvalidArgumentError when --input, --shape or --range names no input of `inputs`, or (without --random)
+// an input has no --input file: what BuildInputs checks first, for a tool to report as a usage error.
+void CheckInputNames(const std::vector<IoInfo>& inputs, const InputSpec& spec);
+
 // The same for inputs described by `inputs` (a server's model metadata, for `ferry bench --server`).
 std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const InputSpec& spec);
+
+// The input shapes `spec` fixes at session creation (SessionOptions::input_shapes), so that the optimizer, the
+// memory plan and the kernels see static shapes, as `ferry optimize --shape` and ONNX Runtime's free dimension
+// overrides do: every --shape, and with --batch, each input fed random values (no --input file) whose leading dim
+// is symbolic, with its other dims static (one with other symbolic dims is sized per run instead). `inputs`: the
+// model's (ReadModelInputs). Throws InvalidArgumentError, naming the flag and the declared shapes, for a --shape
+// naming no input, of another rank, or contradicting a static dim, and for a --batch where no input has a
+// symbolic leading dim (the model's batch is fixed).
+std::map<std::string, std::vector<int64_t>> FixedInputShapes(const std::vector<IoInfo>& inputs,
+                                                             const InputSpec& spec);
 
 // Loads a tensor from .npy or TensorProto .pb (by extension). Only a regular file is read: a FIFO, device or
 // directory is refused (InvalidArgumentError naming the path and what it is) without ever blocking.

@@ -16,7 +16,7 @@ expect output_matches_pytorch 0 'max abs diff' -- /usr/bin/python3 -c "
 import numpy as np, sys
 a = np.load('$TMP/out/logits.npy'); b = np.load('$ROOT/models/quickstart_cnn_expected.npy')
 d = float(np.abs(a - b).max()); print('max abs diff', d); sys.exit(0 if d < 1e-4 else 1)"
-expect run_repeat_reports_median 0 'runs 3: median [0-9.]+ ms, p90' -- "$FERRY" run "$M" --random --seed 1 --repeat 3
+expect run_repeat_reports_median 0 'runs 3: first [0-9.]+ ms, then median [0-9.]+ ms, p90 [0-9.]+ ms over 2 runs' -- "$FERRY" run "$M" --random --seed 1 --repeat 3
 expect run_json 0 '"latency_ms"' -- "$FERRY" run "$M" --random --json
 # --lockstep: "ready", then one run (and one latency line) per line read on stdin, then the summary.
 expect run_lockstep 0 '^ready [0-9.]+ [0-9.]+ [0-9.]+ runs=3$' -- bash -c "printf 'a\nb\nc\n' | '$FERRY' run '$M' --random \
@@ -36,13 +36,13 @@ expect run_report_verbose 0 "-> cpu \[native\] native on cpu" -- "$FERRY" run "$
 expect run_report_json 0 '^segments 1 copies 0$' -- bash -c "'$FERRY' run '$M' --random --report --json | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"placement\"]; print(\"segments\", len(p[\"segments\"]), \"copies\", p[\"summary\"][\"copies_per_run\"])'"
 expect run_pin 0 '[0-9]+ pinned' -- "$FERRY" run "$M" --random --report --pin Conv=ref
 expect run_pin_no_match 1 "--pin Nope=ref: the model has no node named 'Nope'" -- "$FERRY" run "$M" --random --pin Nope=ref
-expect run_pin_bad_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
+expect run_pin_bad_backend 2 "ferry run: --pin Conv=gpu: unknown backend 'gpu'" -- "$FERRY" run "$M" --random --pin Conv=gpu
 expect run_pin_malformed 2 "expected NODE_OR_OP=BACKEND" -- "$FERRY" run "$M" --random --pin Conv
 expect run_no_fallback_ok 0 'logits' -- "$FERRY" run "$M" --random --no-fallback
 expect run_ref_only 0 'placement on ref: 23 nodes, 23 native' -- "$FERRY" run "$M" --random --backends ref --report -O 0
 expect run_ref_only_fused 0 'ai.ferry::FusedConv' -- "$FERRY" run "$M" --random --backends ref --report -v
 expect run_level_bad 2 'level' -- "$FERRY" run "$M" --random -O 4
-expect run_disable_pass_unknown 1 "unknown pass 'nope'" -- "$FERRY" run "$M" --random --disable-pass nope
+expect run_disable_pass_unknown 2 "ferry run: --disable-pass: unknown pass 'nope'" -- "$FERRY" run "$M" --random --disable-pass nope
 expect run_profile_summary 0 'profile: median of 2 runs' -- "$FERRY" run "$M" --random --repeat 3 --profile-summary
 expect run_profile_summary_backend 0 ' cpu +/stem/stem.0/Conv \(ai.ferry::BlockedConv\)' -- "$FERRY" run "$M" --random --profile-summary --profile-top 0
 expect run_profile_json 0 '"by_op"' -- "$FERRY" run "$M" --random --profile-summary --json
@@ -92,8 +92,8 @@ expect usage_unknown_flag 2 'nope' -- "$FERRY" run "$M" --nope
 expect missing_model_file 1 'no such file' -- "$FERRY" run "$TMP/missing.onnx" --random
 printf 'garbage' >"$TMP/garbage.onnx"
 expect garbage_model 1 'InvalidModel.*garbage.onnx' -- "$FERRY" run "$TMP/garbage.onnx" --random
-expect wrong_input_name 1 "no input 'nope'" -- "$FERRY" run "$M" --input "nope=$ROOT/models/quickstart_cnn_input.npy"
-expect missing_input 1 "input 'input' has no value" -- "$FERRY" run "$M"
+expect wrong_input_name 2 "ferry run: --input: the model has no input 'nope' \(inputs: input\)" -- "$FERRY" run "$M" --input "nope=$ROOT/models/quickstart_cnn_input.npy"
+expect missing_input 2 "ferry run: input 'input' has no value: give --input input=FILE or use --random" -- "$FERRY" run "$M"
 expect bad_shape_flag 2 "ferry run: --shape input: bad dimension" -- "$FERRY" run "$M" --random --shape input=1xAx3
 # A NAME given twice in --input, --shape, --range (or compare's --per-output) is a usage error naming it, in
 # every command taking them: which value would win is not for the command to guess.
@@ -113,7 +113,56 @@ expect compare_per_output_twice 2 "ferry compare: --per-output logits is given t
   "$FERRY" compare "$M" --per-output logits=1e-3 --per-output logits=1e-2
 expect check_shape_twice 2 "ferry check: --shape input is given twice" -- \
   "$FERRY" check "$M" --shape input=1x3x32x32 --shape input=2x3x32x32
-expect unknown_backend 1 "unknown backend 'gpu'" -- "$FERRY" run "$M" --random --backend gpu
+expect unknown_backend 2 "ferry run: --backends: unknown backend 'gpu' \\(available: " -- "$FERRY" run "$M" --random --backend gpu
+
+# Usage errors exit 2 in every verb that takes them (DESIGN.md), before the model is read.
+expect run_bad_isa 2 "ferry run: .*nope" -- "$FERRY" run "$M" --random --isa nope
+expect run_missing_model_unknown_backend 2 "unknown backend 'gpu'" -- "$FERRY" run "$TMP/missing.onnx" --backends gpu
+expect bench_unknown_backend 2 "ferry bench: --backends: unknown backend 'gpu'" -- "$FERRY" bench "$M" --backends gpu
+expect bench_unknown_pass 2 "ferry bench: --disable-pass: unknown pass 'nope'" -- "$FERRY" bench "$M" --disable-pass nope
+expect compare_unknown_backend 2 "ferry compare: --b 'gpu': unknown backend 'gpu'" -- "$FERRY" compare "$M" --b gpu
+expect run_output_dir_blocked 1 "InvalidArgument.*--output-dir: cannot create the directory '$M/out'" -- \
+  "$FERRY" run "$M" --random --output-dir "$M/out"
+# The session-creation time is printed, as with --json ("session_ms").
+expect run_prints_session_time 0 '^session created in [0-9.]+ ms$' -- "$FERRY" run "$M" --random
+# --repeat: the first (cold) run apart, the median and p90 over the others.
+expect run_json_first_apart 0 '^warm 2 of 3$' -- bash -c "'$FERRY' run '$M' --random --repeat 3 --json | \
+  /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); l=j[\"latency_ms\"]; w=sorted(j[\"latencies_ms\"][1:])
+assert l[\"first\"] == j[\"latencies_ms\"][0] and l[\"median\"] == w[0] and l[\"p90\"] == w[1], (l, w)
+print(\"warm\", l[\"warm_runs\"], \"of\", j[\"runs\"])'"
+# --shape and --batch fix the model's free dims at session creation, as `ferry optimize --shape` does: the Shape
+# node folds into a constant.
+/usr/bin/python3 - "$TMP/dyn.onnx" <<'PYEOF'
+import sys
+import onnx
+from onnx import TensorProto, helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+shape = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Shape", ["y"], ["s"])]
+g = helper.make_graph(nodes, "dyn", [x], [y, shape])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PYEOF
+expect run_shape_fixes_the_graph 0 '^folded$' -- bash -c "'$FERRY' run '$TMP/dyn.onnx' --random --shape x=3x4 \
+  --dump-ir '$TMP/dyn_shape.ir' >/dev/null && ! grep -q 'Shape(' '$TMP/dyn_shape.ir' && echo folded"
+expect run_batch_fixes_the_graph 0 'y: float32 \[5,4\]' -- bash -c "'$FERRY' run '$TMP/dyn.onnx' --random --batch 5 \
+  --dump-ir '$TMP/dyn_batch.ir' && ! grep -q 'Shape(' '$TMP/dyn_batch.ir'"
+# (The control: without them the graph keeps its Shape node, and random inputs cannot be sized.)
+expect run_without_shape_keeps_symbolic 0 '^symbolic graph$' -- bash -c "'$FERRY' run '$TMP/dyn.onnx' --random \
+  --dump-ir '$TMP/dyn_none.ir' 2>&1 | grep -q 'is symbolic; give --shape x=DIMS or --batch N' && \
+  grep -q 'Shape(' '$TMP/dyn_none.ir' && echo symbolic graph"
+expect run_batch_on_fixed_batch 2 "ferry run: --batch 2: no input has a symbolic leading \(batch\) dim: the \
+model's batch is fixed \(inputs 'input' \[1,3,32,32\]\)" -- "$FERRY" run "$M" --random --batch 2
+expect run_shape_against_static_dim 2 "ferry run: --shape input=2x3x32x32: dimension 0 is 1 in the model \
+\(\[1,3,32,32\]\), got 2" -- "$FERRY" run "$M" --random --shape input=2x3x32x32
+expect run_shape_no_such_input 2 "ferry run: --shape nope=1x2: the model has no input 'nope' \(inputs 'input' \
+\[1,3,32,32\]\)" -- "$FERRY" run "$M" --random --shape nope=1x2
+expect run_shape_wrong_rank 2 "ferry run: --shape input=1x3x32: expected rank 4" -- \
+  "$FERRY" run "$M" --random --shape input=1x3x32
+# ferry help [COMMAND]: the app's help, or a command's.
+expect help_lists_commands 0 'run .*run a model' -- "$FERRY" help
+expect help_command 0 '--output-dir' -- "$FERRY" help run
+expect help_unknown_command 2 "ferry help: no command 'nope' \(commands: run, ops" -- "$FERRY" help nope
 
 # ferry ops: the support matrix from the registries.
 expect ops_relu_ranges 0 'ref: 1-5, 6-12, 13, 14\+ \(all versions up to 14\)' -- "$FERRY" ops --op Relu

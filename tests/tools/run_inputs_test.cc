@@ -1,5 +1,5 @@
-// tools/run_inputs.h: the --shape and --input value parsers (dims are whole non-negative integers) and the
-// tensor file reader.
+// tools/run_inputs.h: the --shape and --input value parsers (dims are whole non-negative integers), the tensor
+// file reader, and the shapes `ferry run --shape/--batch` fix at session creation (with ReadModelInputs).
 #include "tools/run_inputs.h"
 
 #include <gmock/gmock.h>
@@ -10,12 +10,15 @@
 #include <filesystem>
 
 #include "ferry/error.h"
+#include "ferry/session.h"
 #include "testing/fifo.h"
 
 namespace ferry {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::Pair;
 using ::testing::HasSubstr;
 using ::testing::StrEq;
 using ::testing::ThrowsMessage;
@@ -62,6 +65,60 @@ TEST(RunInputs, TensorFilesMustBeRegularFiles) {
   EXPECT_THAT([&] { tools::LoadTensorFile(dir + "/missing.pb"); },
               ThrowsMessage<InvalidArgumentError>(AllOf(HasSubstr("missing.pb"), HasSubstr("does not exist"))));
   std::filesystem::remove_all(dir);
+}
+
+IoInfo Input(const std::string& name, std::vector<int64_t> dims) {
+  IoInfo info;
+  info.name = name;
+  info.dtype = DataType::kFloat;
+  info.has_shape = true;
+  info.dims = std::move(dims);
+  info.dim_names.assign(info.dims.size(), "");
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    if (info.dims[i] < 0) info.dim_names[i] = i == 0 ? "batch" : "seq";
+  }
+  return info;
+}
+
+TEST(RunInputs, FixedShapesAreTheGivenShapesWithoutBatch) {
+  tools::InputSpec spec;
+  spec.shapes["x"] = {2, 4};
+  EXPECT_THAT(tools::FixedInputShapes({Input("x", {-1, 4})}, spec), ElementsAre(Pair("x", ElementsAre(2, 4))));
+}
+
+TEST(RunInputs, BatchFixesEveryRandomInputWithOnlyAFreeLeadingDim) {
+  tools::InputSpec spec;
+  spec.batch = 3;
+  spec.shapes["given"] = {5, 2};
+  spec.files["from_file"] = "f.npy";
+  const std::vector<IoInfo> inputs = {Input("image", {-1, 3, 8, 8}), Input("tokens", {-1, -1}),
+                                      Input("given", {-1, 2}), Input("from_file", {-1, 4}),
+                                      Input("static", {1, 4})};
+  // tokens keeps its symbolic dims (sized per run); a --shape wins; a file's shape is the file's.
+  EXPECT_THAT(tools::FixedInputShapes(inputs, spec),
+              ElementsAre(Pair("given", ElementsAre(5, 2)), Pair("image", ElementsAre(3, 3, 8, 8))));
+}
+
+TEST(RunInputs, BatchOnAModelWithAFixedBatchIsRefusedNamingTheInputs) {
+  tools::InputSpec spec;
+  spec.batch = 2;
+  IoInfo unranked;
+  unranked.name = "any";
+  EXPECT_THAT([&] { tools::FixedInputShapes({Input("x", {1, 3}), unranked}, spec); },
+              ThrowsMessage<InvalidArgumentError>(StrEq(
+                  "--batch 2: no input has a symbolic leading (batch) dim: the model's batch is fixed (inputs 'x' "
+                  "[1,3], 'any' (rank unknown))")));
+}
+
+TEST(RunInputs, ModelInputsAreReadWithoutASession) {
+  const std::vector<IoInfo> inputs = ReadModelInputs(std::string(FERRY_SOURCE_DIR) + "/models/quickstart_cnn.onnx");
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].name, "input");
+  EXPECT_THAT(inputs[0].dims, ElementsAre(1, 3, 32, 32));
+  const std::vector<uint8_t> garbage = {1, 2, 3, 4, 5};
+  EXPECT_THROW(ReadModelInputs(std::span<const uint8_t>(garbage)), InvalidModelError);
+  EXPECT_THAT([] { ReadModelInputs(std::string("/nonexistent/m.onnx")); },
+              ThrowsMessage<InvalidArgumentError>(HasSubstr("/nonexistent/m.onnx")));
 }
 
 }  // namespace
