@@ -82,6 +82,91 @@ double ReduceFlops(const ir::Node& n) {
   return x ? Elements(*x) : 0;
 }
 
+// LSTM, GRU, RNN (W [directions, gates * hidden, input]): per time step and direction, the input and recurrent
+// products, 2 * batch * gates * hidden * (input + hidden), plus kPerHidden operations per batch x hidden element
+// (biases, gate activations, the state update).
+template <int kGates, int kPerHidden>
+double RecurrentFlops(const ir::Node& n) {
+  const auto x = StaticDims(n.input(0)), w = StaticDims(n.input(1));
+  if (!x || !w || x->size() != 3 || w->size() != 3) return 0;
+  const bool batch_first = n.GetInt("layout", 0) == 1;
+  const double seq = static_cast<double>((*x)[batch_first ? 1 : 0]);
+  const double batch = static_cast<double>((*x)[batch_first ? 0 : 1]);
+  const double input = static_cast<double>((*x)[2]);
+  const double directions = static_cast<double>((*w)[0]);
+  const double hidden = static_cast<double>((*w)[1]) / kGates;
+  return seq * directions * (2 * batch * kGates * hidden * (input + hidden) + kPerHidden * batch * hidden);
+}
+
+// Attention (opset 23): Q K^T and the product with V (2 multiply-adds per score and head dim), and the softmax (3
+// per score). Q, K, V are 4-D [batch, heads, sequence, head size] or 3-D [batch, sequence, heads * head size]
+// (q_num_heads, kv_num_heads: the query heads share the key/value heads evenly).
+double AttentionFlops(const ir::Node& n) {
+  const auto q = StaticDims(n.input(0)), k = StaticDims(n.input(1)), v = StaticDims(n.input(2));
+  if (!q || !k || !v || q->size() != k->size() || q->size() != v->size()) return 0;
+  double batch, heads, seq, kv_seq, qk_width, v_width;  // widths summed over the query heads
+  if (q->size() == 4) {
+    batch = static_cast<double>((*q)[0]), heads = static_cast<double>((*q)[1]);
+    seq = static_cast<double>((*q)[2]), kv_seq = static_cast<double>((*k)[2]);
+    qk_width = heads * static_cast<double>((*q)[3]), v_width = heads * static_cast<double>((*v)[3]);
+  } else if (q->size() == 3) {
+    const int64_t q_heads = n.GetInt("q_num_heads", 0), kv_heads = n.GetInt("kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) return 0;
+    batch = static_cast<double>((*q)[0]), heads = static_cast<double>(q_heads);
+    seq = static_cast<double>((*q)[1]), kv_seq = static_cast<double>((*k)[1]);
+    qk_width = static_cast<double>((*q)[2]);
+    v_width = static_cast<double>((*v)[2]) * static_cast<double>(q_heads) / static_cast<double>(kv_heads);
+  } else {
+    return 0;
+  }
+  return 2 * batch * seq * kv_seq * (qk_width + v_width) + 3 * batch * heads * seq * kv_seq;
+}
+
+// Einsum: one multiply-add per point of the index space of every letter (one operation with a single input).
+// 0 with an ellipsis or a letter whose size is not static.
+double EinsumFlops(const ir::Node& n) {
+  const std::string equation = n.GetString("equation", "");
+  if (equation.find('.') != std::string::npos) return 0;
+  const std::string lhs = equation.substr(0, equation.find("->"));
+  std::unordered_map<char, int64_t> sizes;
+  size_t input = 0, axis = 0;
+  for (char c : lhs) {
+    if (c == ',') {
+      ++input, axis = 0;
+      continue;
+    }
+    if (c == ' ') continue;
+    if (input >= n.inputs().size()) return 0;
+    const auto dims = StaticDims(n.input(input));
+    if (!dims || axis >= dims->size()) return 0;
+    sizes[c] = (*dims)[axis++];
+  }
+  double points = 1;
+  for (const auto& [letter, size] : sizes) points *= static_cast<double>(size);
+  return (n.inputs().size() > 1 ? 2 : 1) * points;
+}
+
+// Resize: per output element, the taps of its mode (nearest 1; linear 2, cubic 4 per resized axis) times two
+// (a weight and an add per tap).
+double ResizeFlops(const ir::Node& n) {
+  const auto x = StaticDims(n.input(0)), out = StaticDims(n.output(0));
+  if (!x || !out || x->size() != out->size()) return 0;
+  const std::string mode = n.GetString("mode", "nearest");
+  if (mode == "nearest") return Elements(*out);
+  const double taps_per_axis = mode == "cubic" ? 4 : 2;
+  double taps = 1;
+  for (size_t i = 0; i < x->size(); ++i) {
+    if ((*x)[i] != (*out)[i]) taps *= taps_per_axis;
+  }
+  return 2 * taps * Elements(*out);
+}
+
+// LRN: the sum over `size` neighbours, then a power and a divide.
+double LrnFlops(const ir::Node& n) {
+  const auto out = StaticDims(n.output(0));
+  return out ? Elements(*out) * static_cast<double>(n.GetInt("size", 1) + 3) : 0;
+}
+
 const std::unordered_map<std::string_view, FlopsFn>& Table() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string_view, FlopsFn>{
@@ -99,6 +184,23 @@ const std::unordered_map<std::string_view, FlopsFn>& Table() {
         // Softmax, LogSoftmax: exp, sum, divide.
         {"Softmax", PerOutputElement<3>},
         {"LogSoftmax", PerOutputElement<3>},
+        {"Hardmax", PerOutputElement<1>},
+        // LSTM: 4 gates; per hidden element 4 bias adds, 3 sigmoids, 2 tanh, the cell update (3), the output (1).
+        {"LSTM", RecurrentFlops<4, 13>},
+        // GRU: 3 gates; 3 bias adds, 2 sigmoids, a tanh, the reset product and the blend (4).
+        {"GRU", RecurrentFlops<3, 10>},
+        {"RNN", RecurrentFlops<1, 2>},
+        {"Attention", AttentionFlops},
+        {"Einsum", EinsumFlops},
+        {"Resize", ResizeFlops},
+        {"LRN", LrnFlops},
+        {"CumSum", PerOutputElement<1>},
+        // (De)quantization: a scale and a zero point per element; the dynamic one also finds the range.
+        {"QuantizeLinear", PerOutputElement<2>},
+        {"DequantizeLinear", PerOutputElement<2>},
+        {"DynamicQuantizeLinear", PerOutputElement<4>},
+        {"MeanVarianceNormalization", PerOutputElement<4>},
+        {"LpNormalization", PerOutputElement<3>},
     };
     // The normalizations: a scale and a shift per element (the statistics are not counted).
     for (const char* op : {"BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization",

@@ -92,6 +92,27 @@ std::string GraphRemedy(const ir::Node& n, const std::string& reason, const Back
   return "fix the model: " + what;
 }
 
+// A built-in op no listed backend has a kernel for (a plugin cannot implement a built-in op): the registered
+// backends outside `listed` whose kernels take the node (ref has one for nearly every op), or that none does.
+std::string KernelRemedy(const ir::Node& n, const std::vector<std::string>& listed, const Target& target) {
+  std::vector<std::string> others;
+  for (const std::string& name : BackendNames()) {
+    if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
+    const Backend* b = FindBackend(name);
+    if (b && b->device() == "cpu" && runtime::DecideNode(n, {b}, target).backend == b) others.push_back(name);
+  }
+  std::string list;
+  for (const std::string& name : listed) list += (list.empty() ? "" : ",") + name;
+  if (others.empty()) {
+    return "no backend Ferry has runs this opset/dtype/attribute: a rewrite (`ferry optimize --legalize`, where one "
+           "exists) or another opset (`ferry optimize --opset N`)";
+  }
+  std::string with;
+  for (const std::string& name : others) with += (with.empty() ? "`" : "` or `") + name;
+  return "no kernel on " + list + " for this opset/dtype/attribute; " + with + "` has one: add it (--backends " + list +
+         "," + others.front() + ")";
+}
+
 struct Walk {
   const runtime::Placement& placement;
   const std::unordered_map<const ir::Node*, const runtime::UnplacedNode*>& unplaced;
@@ -132,6 +153,10 @@ struct Walk {
     }
     try {
       c.flops = runtime::EstimateFlops(n);
+      // An op that does arithmetic with a cost of 0: its shapes are not static (a --shape would tell).
+      if (c.flops == 0 && (n.domain().empty() || n.domain() == "ai.onnx") && runtime::HasFlops(n.op_type())) {
+        ++report.flops_unknown;
+      }
     } catch (const Error&) {
       c.flops = 0;  // an attribute of the wrong type: validation reports it
     }
@@ -179,10 +204,7 @@ struct Walk {
               c.remedy = taken ? "falls back to " + taken->name() : "run on other hardware, or use another backend";
             }
             break;
-          default:
-            c.remedy = taken ? "falls back to " + taken->name()
-                             : "no kernel for this opset/dtype/attribute: a rewrite (`ferry optimize`) or a plugin";
-            break;
+          default: c.remedy = taken ? "falls back to " + taken->name() : KernelRemedy(n, report.backends, target); break;
         }
       }
     }
@@ -192,10 +214,8 @@ struct Walk {
         const legalize::RewritePlan plan = legalize::PlanRewrite(model, n, legal);
         if (plan.decomposition) {
           c.rewrite = plan.decomposition->description;
-          // The generic kernel-layer remedy already suggests a rewrite: only its plugin half stays.
-          const bool generic = c.remedy.rfind("no kernel for this opset", 0) == 0;
           c.remedy = "rewrite available: " + c.rewrite + " (ferry optimize --legalize / ferry run --legalize)" +
-                     (generic ? "; or a plugin" : c.remedy.empty() ? "" : "; or " + c.remedy);
+                     (c.remedy.empty() ? "" : "; or " + c.remedy);
           ++report.rewritable;
           // As the pass does: the nodes after it see the rewritten node's output shape (inference may lack it).
           if (plan.decomposition->keeps_shape) legalize::FillKeptType(n);
@@ -329,6 +349,11 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   Walk walk{placement, unplaced, target, resolved.isa_narrowed, report, model, legal};
   walk.VisitGraph(*model.graph, "main");
   report.node_count = static_cast<int64_t>(report.nodes.size());
+  for (const ir::Value* v : model.graph->RequiredInputs()) {
+    if (v->type().kind == ir::TypeInfo::Kind::kTensor && !v->type().has_static_shape()) {
+      report.symbolic_inputs.push_back(v->name() + " " + v->type().ToString());
+    }
+  }
   // No silent slow path: warn when the estimated FLOPs (the nodes, without static shapes) that fall to a later
   // backend pass kFallbackWarnShare. Unsupported nodes are problems of their own, not a fallback.
   PlacementReport placed;

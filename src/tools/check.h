@@ -84,6 +84,10 @@ struct CheckReport {
   int64_t native = 0, fallback = 0, unsupported = 0, pinned = 0;
   int64_t rewritable = 0;  // unsupported nodes with a rewrite available (`--legalize`)
   double total_flops = 0, fallback_flops = 0;
+  // Nodes whose op does arithmetic (it has a FLOPs estimate) but whose shapes are not static, so that their cost
+  // is not in total_flops; and the inputs with symbolic dims that --shape would fix ("x [batch,seq,64]").
+  int64_t flops_unknown = 0;
+  std::vector<std::string> symbolic_inputs;
   double fallback_ratio_nodes() const;  // (fallback + unsupported) / nodes
   double fallback_ratio_flops() const;  // flops of fallback and unsupported nodes / total
   // A problem (type inference proving the model invalid, a function that cannot be inlined) is one a session

@@ -82,7 +82,18 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   if (r.pinned > 0) os << ", " << r.pinned << " pinned";
   os << "\n";
   os << "fallback ratio: " << Percent(r.fallback_ratio_nodes()) << " of nodes, " << Percent(r.fallback_ratio_flops())
-     << " of estimated FLOPs (total " << HumanCount(r.total_flops) << ")\n\n";
+     << " of estimated FLOPs (total " << HumanCount(r.total_flops) << ")\n";
+  if (r.flops_unknown > 0) {
+    os << "  not counted: " << r.flops_unknown << (r.flops_unknown == 1 ? " node" : " nodes")
+       << " doing arithmetic on shapes that are not static";
+    if (!r.symbolic_inputs.empty()) {
+      os << "\n  (symbolic inputs: ";
+      for (size_t i = 0; i < r.symbolic_inputs.size(); ++i) os << (i ? ", " : "") << r.symbolic_inputs[i];
+      os << "; give --shape NAME=DIMS to count them)";
+    }
+    os << "\n";
+  }
+  os << "\n";
 
   std::vector<const NodeCheck*> by[4];
   for (const NodeCheck& n : r.nodes) by[static_cast<int>(n.verdict)].push_back(&n);
@@ -178,6 +189,8 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                   {"fallback_ratio_flops", r.fallback_ratio_flops()},
                   {"total_flops", r.total_flops},
                   {"fallback_flops", r.fallback_flops},
+                  {"flops_unknown_nodes", r.flops_unknown},
+                  {"symbolic_inputs", r.symbolic_inputs},
                   {"ops", ops}};
   if (gate) {
     auto failures = GateFailures(r, *gate);

@@ -1,5 +1,6 @@
 // The per-op FLOPs table (src/semantics/flops.h) on one-node models with static shapes: convolutions, products,
-// pools, reductions, elementwise ops, and the ops and domains it does not count.
+// pools, reductions, elementwise ops, recurrent ops, attention, Einsum, Resize, and the ops and domains it does
+// not count.
 #include "semantics/flops.h"
 
 #include <gtest/gtest.h>
@@ -54,6 +55,50 @@ TEST(SemanticsFlops, PoolsReductionsAndElementwise) {
   EXPECT_TRUE(HasFlops("Conv"));
   EXPECT_TRUE(HasFlops("ReduceLogSumExp"));
   EXPECT_FALSE(HasFlops("Reshape"));
+}
+
+TEST(SemanticsFlops, RecurrentOpsCountTheirProductsAndGates) {
+  // X [seq 5, batch 2, input 3], 2 directions, hidden 4: per step and direction 2*2*gates*4*(3+4) + per*2*4.
+  const auto recurrent = [](const std::string& op, int64_t gates) {
+    return OpTest{.op = op,
+                  .inputs = {In("x", Zeros({5, 2, 3})), Const("w", Zeros({2, gates * 4, 3})),
+                             Const("r", Zeros({2, gates * 4, 4}))},
+                  .attributes = {Int("hidden_size", 4), Str("direction", "bidirectional")},
+                  .num_outputs = 1};
+  };
+  EXPECT_EQ(FlopsOf(recurrent("LSTM", 4)), 5.0 * 2 * (2 * 2 * 4 * 4 * 7 + 13 * 2 * 4));
+  EXPECT_EQ(FlopsOf(recurrent("GRU", 3)), 5.0 * 2 * (2 * 2 * 3 * 4 * 7 + 10 * 2 * 4));
+  EXPECT_EQ(FlopsOf(recurrent("RNN", 1)), 5.0 * 2 * (2 * 2 * 1 * 4 * 7 + 2 * 2 * 4));
+  // layout = 1: X is [batch, seq, input]; the same cost with batch and seq read from the other axes.
+  OpTest batch_first = recurrent("LSTM", 4);
+  batch_first.opset = 14;
+  batch_first.inputs[0] = In("x", Zeros({2, 5, 3}));
+  batch_first.attributes.push_back(Int("layout", 1));
+  EXPECT_EQ(FlopsOf(batch_first), 5.0 * 2 * (2 * 2 * 4 * 4 * 7 + 13 * 2 * 4));
+  EXPECT_TRUE(HasFlops("LSTM"));
+}
+
+TEST(SemanticsFlops, AttentionEinsumAndResize) {
+  // 4-D: batch 1, 2 heads, 3 queries, 5 keys, head size 4 (K and V): 2*1*3*5*(8+8) + 3*1*2*3*5.
+  OpTest attention{.op = "Attention", .opset = 23,
+                   .inputs = {In("q", Zeros({1, 2, 3, 4})), In("k", Zeros({1, 2, 5, 4})), In("v", Zeros({1, 2, 5, 4}))}};
+  EXPECT_EQ(FlopsOf(attention), 2.0 * 3 * 5 * 16 + 3.0 * 2 * 3 * 5);
+  // 3-D with grouped heads: 4 query heads of size 2 on 2 key/value heads of size 2 (V width 4 -> 8 per query).
+  OpTest grouped{.op = "Attention", .opset = 23,
+                 .inputs = {In("q", Zeros({1, 3, 8})), In("k", Zeros({1, 5, 4})), In("v", Zeros({1, 5, 4}))},
+                 .attributes = {Int("q_num_heads", 4), Int("kv_num_heads", 2)}};
+  EXPECT_EQ(FlopsOf(grouped), 2.0 * 3 * 5 * (8 + 8) + 3.0 * 4 * 3 * 5);
+  OpTest einsum{.op = "Einsum", .inputs = {In("a", Zeros({3, 4})), In("b", Zeros({4, 5}))},
+                .attributes = {Str("equation", "ij,jk->ik")}};
+  EXPECT_EQ(FlopsOf(einsum), 2.0 * 3 * 4 * 5);
+  OpTest ellipsis{.op = "Einsum", .inputs = {In("a", Zeros({3, 4})), In("b", Zeros({4, 5}))},
+                  .attributes = {Str("equation", "...j,jk->...k")}};
+  EXPECT_EQ(FlopsOf(ellipsis), 0.0);
+  // Bilinear 2x2 -> 4x4 on the two spatial axes: 4 taps, 2 operations each, per output element.
+  Tensor sizes = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{1, 1, 4, 4});
+  OpTest resize{.op = "Resize", .inputs = {In("x", Zeros({1, 1, 2, 2})), Omitted(), Omitted(), Const("sizes", sizes)},
+                .attributes = {Str("mode", "linear")}};
+  EXPECT_EQ(FlopsOf(resize), 2.0 * 4 * 16);
 }
 
 }  // namespace

@@ -200,7 +200,10 @@ TEST(Check, KernelLayerWithoutFallback) {
   const NodeCheck& n = Find(r, "conv_g2");
   EXPECT_EQ(n.verdict, Verdict::kUnsupported);
   EXPECT_EQ(n.backend, "");
-  EXPECT_EQ(n.remedy, "no kernel for this opset/dtype/attribute: a rewrite (`ferry optimize`) or a plugin");
+  // A plugin cannot implement a built-in op: the remedy names the backends that have a kernel for it.
+  EXPECT_TRUE(n.remedy.rfind("no kernel on partial for this opset/dtype/attribute; `ref`", 0) == 0) << n.remedy;
+  EXPECT_TRUE(Contains(n.remedy, " has one: add it (--backends partial,ref)")) << n.remedy;
+  EXPECT_FALSE(Contains(n.remedy, "plugin")) << n.remedy;
 }
 
 TEST(Check, HardwareLayerUnderIsa) {
@@ -315,6 +318,19 @@ TEST(Check, ShapeOverrides) {
   CheckReport sym = CheckModel(WriteModel(CensusModel(), "census"), PartialRef());
   EXPECT_EQ(Find(sym, "conv").flops, 0);
   EXPECT_EQ(Find(sym, "conv").input_types[0], "float32[N,4,8,8]");
+  // ... and the report says so: how many nodes doing arithmetic are left out, and which inputs --shape would fix.
+  // conv, relu and conv_g2 on x; bad_relu, whose invalid attribute keeps type inference off its output.
+  EXPECT_EQ(sym.flops_unknown, 4);
+  EXPECT_EQ(sym.symbolic_inputs, std::vector<std::string>{"x float32[N,4,8,8]"});
+  const std::string text = tools::FormatCheckText(sym);
+  EXPECT_NE(text.find("  not counted: " + std::to_string(sym.flops_unknown) +
+                      " nodes doing arithmetic on shapes that are not static\n  (symbolic inputs: x float32[N,4,8,8]; "
+                      "give --shape NAME=DIMS to count them)"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = nlohmann::json::parse(tools::FormatCheckJson(sym));
+  EXPECT_EQ(j["summary"]["flops_unknown_nodes"], sym.flops_unknown);
+  EXPECT_EQ(j["summary"]["symbolic_inputs"][0], "x float32[N,4,8,8]");
 
   CheckOptions o = PartialRef();
   o.shapes["x"] = {3, 4, 8, 8};
@@ -322,6 +338,10 @@ TEST(Check, ShapeOverrides) {
   EXPECT_EQ(Find(r, "conv").input_types[0], "float32[3,4,8,8]");
   EXPECT_EQ(Find(r, "conv").output_types[0], "float32[3,4,8,8]");
   EXPECT_DOUBLE_EQ(Find(r, "conv").flops, 2.0 * 3 * 4 * 64 * 36);
+  EXPECT_EQ(r.flops_unknown, 1);  // bad_relu
+  EXPECT_TRUE(r.symbolic_inputs.empty());
+  EXPECT_NE(tools::FormatCheckText(r).find("not counted: 1 node doing arithmetic on shapes that are not static\n\n"),
+            std::string::npos);
 
   auto expect_arg_error = [](const CheckOptions& bad, std::vector<std::string> needles) {
     try {
