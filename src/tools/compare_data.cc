@@ -19,9 +19,12 @@ std::string FileSafe(std::string name) {
 
 // The value of `info` in data set folder `dir` (the `k`-th of its kind, `prefix` "input" or "output"), if a
 // file holds it.
+// Numbered files (the ONNX test layout's input_K.pb, and the input_K.npy / output_K.npy that
+// scripts/gen_test_models.py writes) before named ones (NAME.npy as `ferry run --output-dir` writes them).
 std::optional<Value> FindValue(const fs::path& dir, const IoInfo& info, size_t k, const std::string& prefix) {
-  const fs::path numbered = dir / (prefix + "_" + std::to_string(k) + ".pb");
-  if (fs::is_regular_file(numbered)) return LoadPbValue(numbered.string(), info.kind);
+  const std::string stem = prefix + "_" + std::to_string(k);
+  if (const fs::path pb = dir / (stem + ".pb"); fs::is_regular_file(pb)) return LoadPbValue(pb.string(), info.kind);
+  if (const fs::path npy = dir / (stem + ".npy"); fs::is_regular_file(npy)) return Value(ReadNpy(npy.string()));
   for (const std::string& name : {info.name, FileSafe(info.name)}) {
     if (const fs::path npy = dir / (name + ".npy"); fs::is_regular_file(npy)) return Value(ReadNpy(npy.string()));
     if (const fs::path pb = dir / (name + ".pb"); fs::is_regular_file(pb)) return LoadPbValue(pb.string(), info.kind);
@@ -63,7 +66,7 @@ std::vector<DataSet> ReadDataDir(const std::string& dir, const std::vector<IoInf
       for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
       for (const auto& o : outputs) names += (names.empty() ? "" : ", ") + o.name;
       throw InvalidArgumentError("data folder '" + d.dir + "' holds no file for an input or output of the model (" +
-                                 names + "): expected NAME.npy, NAME.pb, input_K.pb or output_K.pb");
+                                 names + "): expected NAME.npy, NAME.pb, input_K.pb / .npy or output_K.pb / .npy");
     }
     out.push_back(std::move(d));
   }

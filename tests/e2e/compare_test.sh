@@ -110,6 +110,14 @@ expect reference_perturbed 3 'FAIL \(1 of 10\)  worst \[0,3\]' -- "$FERRY" compa
 expect reference_nan 3 '0/1 +0/0 +FAIL \(2 of 10\)  worst \[0,7\]' -- "$FERRY" compare "$M" --reference "$TMP/nan" --inputs "$TMP/in"
 expect reference_per_output 3 "'logits': \|a-b\| <= 0.6" -- "$FERRY" compare "$M" --reference "$TMP/nan" --inputs "$TMP/in" --per-output logits=0.6
 
+# The numbered layout scripts/gen_test_models.py writes (input_0.npy, output_0.npy): inputs and reference in one.
+mkdir -p "$TMP/numbered"
+cp "$TMP/in/input.npy" "$TMP/numbered/input_0.npy"
+cp "$TMP/ref/logits.npy" "$TMP/numbered/output_0.npy"
+expect reference_numbered_npy 0 'PASS' -- "$FERRY" compare "$M" --reference "$TMP/numbered"
+cp "$TMP/bad/logits.npy" "$TMP/numbered/output_0.npy"
+expect reference_numbered_npy_differs 3 'FAIL \(1 of 10\)  worst \[0,3\]' -- "$FERRY" compare "$M" --reference "$TMP/numbered"
+
 # The op-focused mode.
 expect ops_conv_flagged 3 'conv_mid \(Conv\) +cpu/ref' -- "$FERRY" compare "$C" "${EXACT[@]}" --ops Conv
 expect ops_relu_pass 0 'PASS: 2 nodes within tolerance' -- "$FERRY" compare "$C" "${EXACT[@]}" --ops Relu,Softmax
@@ -122,7 +130,7 @@ expect usage_deterministic 2 'needs a fixed thread count' -- "$FERRY" compare "$
 expect usage_reference_layerwise 2 'do not take --reference' -- "$FERRY" compare "$M" --reference "$TMP/ref" --layerwise
 expect usage_inputs 2 "is neither random, zeros, ones nor a folder" -- "$FERRY" compare "$M" --inputs "$TMP/none"
 expect usage_per_output 2 'expected NAME=ATOL' -- "$FERRY" compare "$M" --per-output logits
-expect error_backend 1 'backend' -- "$FERRY" compare "$M" --a nosuch
+expect usage_unknown_backend 2 "ferry compare: --a 'nosuch': unknown backend 'nosuch' \\(available: " -- "$FERRY" compare "$M" --a nosuch
 expect error_model 1 'error' -- "$FERRY" compare "$TMP/none.onnx"
 
 echo "$passes passed, $fails failed"
