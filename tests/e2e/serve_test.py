@@ -4,11 +4,13 @@ MODE main: every endpoint and behaviour on the explicit-mode server; drain: one 
 meanwhile); none: the control API is refused; poll: a new version folder is picked up; sigterm_race: requests sent
 back to back while this process sends SIGTERM (to $FERRY_SERVE_PID) are all answered; loading: the listener and
 the other models serve while one model's load blocks."""
+import ast
 import json
 import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -74,6 +76,21 @@ def main_checks():
     check("infer a given version", s == 200 and close(out["logits"]), out)
     s, out = c.infer("auto", {"input": np.concatenate([X, X, X])}, binary=True)
     check("infer batch of 3", s == 200 and out["logits"].shape == (3, 10) and close(out["logits"][2:]), out)
+
+    # The example client without NumPy: its own .npy reader and Tensor, JSON and binary, same numbers.
+    for binary in (False, True):
+        code = ("import sys; sys.modules['numpy'] = None; sys.path.insert(0, sys.argv[1]); import kserve_client as k; "
+                "c = k.Client(sys.argv[2]); x = k.load_npy(sys.argv[3]); "
+                "s, out = c.infer('cnn', {'input': x}, binary=sys.argv[4] == '1'); "
+                "print(s, type(out['logits']).__name__, out['logits'].dtype, list(out['logits'].shape), "
+                "repr(list(out['logits'].values)))")
+        p = subprocess.run([sys.executable, "-c", code, os.path.join(SRC, "examples", "serve"), URL,
+                            os.path.join(SRC, "models", "quickstart_cnn_input.npy"), "1" if binary else "0"],
+                           capture_output=True, text=True, timeout=60)
+        head = p.stdout.split(" [", 1)[0] if p.returncode == 0 else p.stderr
+        ok = head == "200 Tensor float32" and p.stdout.split(" ", 3)[3].startswith("[1, 10] ")
+        ok = ok and close(np.array(ast.literal_eval(p.stdout.split("] ", 1)[1]), dtype=np.float32).reshape(1, 10))
+        check("client without NumPy%s" % (", binary" if binary else ""), ok, (p.stdout, p.stderr))
 
     # Bad requests: 400 with a KServe error body naming the input and expected vs received.
     s, err = c.infer("cnn", {"input": X.astype(np.float64)})
