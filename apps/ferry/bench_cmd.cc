@@ -136,6 +136,7 @@ int Bench(const BenchArgs& a) {
     return 2;
   }
   o.inputs.seed = a.seed;
+  CapOneDnnIsa(o.session.isa);  // --isa narrows oneDNN's code too
   // Validated while parsing the command line (the validators below), with the same bounds.
   ParseIntList<int64_t>(a.batches, 1, std::numeric_limits<int64_t>::max(), &o.batches);
   ParseIntList<int>(a.threads, 0, kMaxThreads, &o.threads);

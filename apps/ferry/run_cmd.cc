@@ -99,6 +99,7 @@ int Run(const RunArgs& a) {
     }
   }
   if (!a.output_dir.empty()) PrepareOutputDir(a.output_dir);  // before the work it would otherwise throw away
+  CapOneDnnIsa(options.isa);  // --isa narrows oneDNN's code too
 
   const auto created_at = std::chrono::steady_clock::now();
   auto session = Session::Create(a.model, options);

@@ -9,6 +9,7 @@
 #include "core/parse_number.h"
 #include "ferry/error.h"
 #include "ferry/limits.h"
+#include "kernels/cpu/dnnl_isa.h"
 #include "passes/pass_manager.h"
 
 namespace ferry::cli {
@@ -68,6 +69,10 @@ void CheckBackendNames(const std::vector<std::string>& backends,
   for (const auto& [pattern, name] : pins) {
     if (!FindBackend(name)) unknown("--pin " + pattern + "=" + name + ": ", name);
   }
+}
+
+void CapOneDnnIsa(const std::string& isa) {
+  if (!isa.empty()) cpu::CapDnnlIsa(IsaSet::Parse(isa));
 }
 
 std::vector<std::string> SplitList(const std::string& s, char sep) {

@@ -41,6 +41,10 @@ void LoadPlugins(const std::vector<std::string>& plugins);
 void CheckBackendNames(const std::vector<std::string>& backends,
                        const std::vector<std::pair<std::string, std::string>>& pins, const std::string& where = "");
 
+// Caps oneDNN's instruction set at --isa's for the rest of the process (kernels/cpu/dnnl_isa.h), so that the
+// emulation covers oneDNN's kernels too; nothing without --isa. Call before the verb's first session.
+void CapOneDnnIsa(const std::string& isa);
+
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> SplitList(const std::string& s, char sep = ',');
 

@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "ferry/error.h"
+#include "kernels/cpu/dnnl_isa.h"
 #include "legalize/legalize.h"
 #include "runtime/flops.h"
 #include "runtime/pipeline.h"
@@ -336,6 +337,9 @@ CheckReport CheckModel(const std::string& model_path, const CheckOptions& option
   report.initializer_bytes_not_loaded = stats.bytes_skipped;
   for (const Backend* b : resolved.placement.backends) report.backends.push_back(b->name());
   report.isa = target.isa.ToString();
+  if (std::find(report.backends.begin(), report.backends.end(), "cpu") != report.backends.end()) {
+    report.onednn_isa = cpu::DnnlIsaFor(target.isa);
+  }
   report.compute_capability = target.compute_capability;
   report.problems = prepared.problems;
   report.warnings = prepared.inference.conflicts;

@@ -74,6 +74,7 @@ struct CheckReport {
   int64_t initializer_bytes_not_loaded = 0;
   std::vector<std::string> backends;
   std::string isa;                                 // the target ISA the kernels were judged against
+  std::string onednn_isa;  // with the cpu backend: the instruction set its oneDNN kernels use on that target
   int compute_capability = 0;
   std::vector<NodeCheck> nodes;  // topological order, subgraph nodes after their parent
   // Model-level problems that are not one node's verdict (type inference proved the model invalid, a function

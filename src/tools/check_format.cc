@@ -69,6 +69,7 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   if (r.compute_capability > 0) {
     os << "; compute capability " << r.compute_capability / 10 << "." << r.compute_capability % 10;
   }
+  if (!r.onednn_isa.empty()) os << "; oneDNN kernels " << r.onednn_isa;
   os << "\n\n";
 
   const std::string first = r.backends.empty() ? std::string() : r.backends.front();
@@ -170,6 +171,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
         {{"domain", o.domain.empty() ? "ai.onnx" : o.domain}, {"model", o.model}, {"supported", o.supported}});
   }
   j["target"] = {{"backends", r.backends}, {"isa", r.isa}, {"compute_capability", r.compute_capability}};
+  if (!r.onednn_isa.empty()) j["target"]["onednn_isa"] = r.onednn_isa;
 
   Json ops = {{"native", Json::object()},
               {"fallback", Json::object()},

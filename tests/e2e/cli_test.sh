@@ -159,6 +159,17 @@ expect run_shape_no_such_input 2 "ferry run: --shape nope=1x2: the model has no 
 \[1,3,32,32\]\)" -- "$FERRY" run "$M" --random --shape nope=1x2
 expect run_shape_wrong_rank 2 "ferry run: --shape input=1x3x32: expected rank 4" -- \
   "$FERRY" run "$M" --random --shape input=1x3x32
+# --isa and FERRY_ISA cap oneDNN's code too (its verbose log names each primitive's implementation): with AVX but
+# without AVX2, no oneDNN primitive may run AVX2 or AVX-512 code.
+expect run_isa_caps_onednn 0 '^capped [1-9][0-9]*$' -- bash -c "ONEDNN_VERBOSE=1 '$FERRY' run '$M' --random -O 0 \
+  --isa sse4.1,avx | grep '^onednn_verbose,exec,cpu' >'$TMP/verbose_isa.txt'; ! grep -qE 'avx2|avx512' \
+  '$TMP/verbose_isa.txt' && echo capped \$(wc -l <'$TMP/verbose_isa.txt')"
+expect ferry_isa_caps_onednn 0 '^capped [1-9][0-9]*$' -- bash -c "FERRY_ISA=sse4.1,avx ONEDNN_VERBOSE=1 '$FERRY' run \
+  '$M' --random -O 0 | grep '^onednn_verbose,exec,cpu' >'$TMP/verbose_env.txt'; ! grep -qE 'avx2|avx512' \
+  '$TMP/verbose_env.txt' && echo capped \$(wc -l <'$TMP/verbose_env.txt')"
+expect check_names_the_onednn_isa 0 'isa sse4.1,avx; oneDNN kernels avx$' -- "$FERRY" check "$M" --isa sse4.1,avx
+expect check_onednn_isa_json 0 '^avx2$' -- bash -c "'$FERRY' check '$M' --target-isa avx2,fma --json | \
+  /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[\"target\"][\"onednn_isa\"])'"
 # ferry help [COMMAND]: the app's help, or a command's.
 expect help_lists_commands 0 'run .*run a model' -- "$FERRY" help
 expect help_command 0 '--output-dir' -- "$FERRY" help run
