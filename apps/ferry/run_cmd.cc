@@ -295,7 +295,8 @@ Command AddRunCommand(CLI::App& app) {
   cmd->add_option("--batch", args->batch, "value for every symbolic leading (batch) dim");
   cmd->add_option("--range", args->ranges, "NAME=LO,HI value range for --random; repeatable");
   cmd->add_option("--output-dir", args->output_dir, "write each output as <name>.npy here");
-  cmd->add_option("--repeat", args->repeat, "run N times: the first (cold) run, then the median and p90 of the others")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--repeat", args->repeat, "run N times: the first (cold) run, then the median and p90 of the others")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_flag("--lockstep", args->lockstep,
                 "for benchmark drivers: print \"ready\", then run once per line read on stdin and print that run's "

@@ -205,7 +205,9 @@ struct Walk {
               c.remedy = taken ? "falls back to " + taken->name() : "run on other hardware, or use another backend";
             }
             break;
-          default: c.remedy = taken ? "falls back to " + taken->name() : KernelRemedy(n, report.backends, target); break;
+          default:
+            c.remedy = taken ? "falls back to " + taken->name() : KernelRemedy(n, report.backends, target);
+            break;
         }
       }
     }

@@ -196,12 +196,16 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 std::map<std::string, std::vector<int64_t>> FixedInputShapes(const std::vector<IoInfo>& inputs,
                                                              const InputSpec& spec) {
   std::string declared;  // every input with its declared shape, for the messages
-  for (const IoInfo& info : inputs) declared += (declared.empty() ? "'" : ", '") + info.name + "' " + DeclaredShape(info);
+  for (const IoInfo& info : inputs) {
+    declared += (declared.empty() ? "'" : ", '") + info.name + "' " + DeclaredShape(info);
+  }
   if (declared.empty()) declared = "none";
   for (const auto& [name, dims] : spec.shapes) {
     const auto it = std::find_if(inputs.begin(), inputs.end(), [&n = name](const IoInfo& i) { return i.name == n; });
     const std::string flag = "--shape " + name + "=" + DimsText(dims);
-    if (it == inputs.end()) throw InvalidArgumentError(flag + ": the model has no input '" + name + "' (inputs " + declared + ")");
+    if (it == inputs.end()) {
+      throw InvalidArgumentError(flag + ": the model has no input '" + name + "' (inputs " + declared + ")");
+    }
     if (!it->has_shape) continue;
     if (it->dims.size() != dims.size()) {
       throw InvalidArgumentError(flag + ": expected rank " + std::to_string(it->dims.size()) + " (the model declares " +

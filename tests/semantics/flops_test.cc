@@ -81,7 +81,8 @@ TEST(SemanticsFlops, RecurrentOpsCountTheirProductsAndGates) {
 TEST(SemanticsFlops, AttentionEinsumAndResize) {
   // 4-D: batch 1, 2 heads, 3 queries, 5 keys, head size 4 (K and V): 2*1*3*5*(8+8) + 3*1*2*3*5.
   OpTest attention{.op = "Attention", .opset = 23,
-                   .inputs = {In("q", Zeros({1, 2, 3, 4})), In("k", Zeros({1, 2, 5, 4})), In("v", Zeros({1, 2, 5, 4}))}};
+                   .inputs = {In("q", Zeros({1, 2, 3, 4})), In("k", Zeros({1, 2, 5, 4})),
+                              In("v", Zeros({1, 2, 5, 4}))}};
   EXPECT_EQ(FlopsOf(attention), 2.0 * 3 * 5 * 16 + 3.0 * 2 * 3 * 5);
   // 3-D with grouped heads: 4 query heads of size 2 on 2 key/value heads of size 2 (V width 4 -> 8 per query).
   OpTest grouped{.op = "Attention", .opset = 23,
