@@ -10,6 +10,10 @@
 //     blocked tensor
 //   Add, Sub, Mul with both inputs blocked and of the output's channel count => the same op on the blocked
 //     tensors (numpy broadcasting over [N, C/b, H, W, b] is the broadcasting over [N, C, H, W])
+//   Concat along the channels with an input blocked and every input's channel count a whole number of blocks
+//     => Concat of the blocked tensors along their block axis (1; channels-last: along the last axis, any
+//     counts): [N, C1/b, H, W, b] ++ [N, C2/b, H, W, b] is the blocked [N, (C1+C2)/b, H, W, b] (Inception's,
+//     DenseNet's and SqueezeNet's branch merges)
 // Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
 // the same values); the padding channels of a block b > 0 hold finite values no reader uses: the listed elementwise ops
 // map 0 (what convolutions and reorders write there) to finite values, and Div, which would not, is not listed.
@@ -40,6 +44,11 @@ bool IsPool(const ir::Node& n) {
   const std::string& op = n.op_type();
   if (op == "MaxPool") return n.num_outputs() < 2 || n.output(1) == nullptr;
   return op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
+}
+bool IsChannelConcat(const ir::Node& n) {
+  if (!n.domain().empty() || n.op_type() != "Concat" || n.num_outputs() != 1) return false;
+  const int64_t axis = n.GetInt("axis", 0);
+  return axis == 1 || axis == -3;  // of a rank-4 output (BlockableDims checks the rank)
 }
 bool IsConv(const ir::Node& n) {
   if (n.domain() == schemas::kFerryDomain) return n.op_type() == "FusedConv";
@@ -86,6 +95,8 @@ class Rewriter {
         Elementwise(n, 1);
       } else if (IsBinary(*n)) {
         Elementwise(n, 2);
+      } else if (IsChannelConcat(*n)) {
+        Concat(n);
       }
     }
     if (converted_.empty()) {
@@ -249,6 +260,38 @@ class Rewriter {
     Replace(n, "", n->op_type(), std::move(inputs), n->attributes(), block);
   }
 
+  // With no input blocked the plain Concat costs no reorder, so one must be; the plain ones get a
+  // ReorderToBlocked (dropped again if the rewrite does not happen).
+  void Concat(ir::Node* n) {
+    const auto layout = Block(*n);
+    if (!layout || n->inputs().empty()) return;
+    const int block = *layout;
+    bool any_blocked = false;
+    for (ir::Value* v : n->inputs()) {
+      const auto d = BlockableDims(v);
+      if (!d || (block > 0 && (*d)[1].value % block != 0)) return;
+      if (IsBlocked(v)) {
+        if (block_.at(v) != block) return;
+        any_blocked = true;
+      }
+    }
+    if (!any_blocked) return;
+    std::vector<ir::Value*> inputs, reordered;
+    for (ir::Value* v : n->inputs()) {
+      const bool was_blocked = IsBlocked(v);
+      ir::Value* twin = Twin(v, block);
+      if (!twin) {
+        for (ir::Value* r : reordered) Forget(r);
+        return;
+      }
+      if (!was_blocked) reordered.push_back(v);
+      inputs.push_back(twin);
+    }
+    if (!Replace(n, "", "Concat", std::move(inputs), {IntAttr("axis", block > 0 ? 1 : 3)}, block)) {
+      for (ir::Value* r : reordered) Forget(r);
+    }
+  }
+
   ir::Model& model_;
   ir::Graph& g_;
   const PassContext& ctx_;
@@ -262,9 +305,9 @@ class BlockedLayout : public Pass {
   std::string_view name() const override { return "blocked_layout"; }
   int level() const override { return 3; }
   std::string_view summary() const override {
-    return "Chains of convolutions, pools and elementwise ops => the same ops on the backend's blocked channel "
-           "layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges). Identity: a "
-           "reorder is a permutation of elements, and these ops commute with it; exact.";
+    return "Chains of convolutions, pools, elementwise ops and channel Concats => the same ops on the backend's "
+           "blocked channel layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges). "
+           "Identity: a reorder is a permutation of elements, and these ops commute with it; exact.";
   }
   bool Apply(ir::Model& model, const PassContext& ctx) const override { return Rewriter(model, ctx).Run(); }
 };

@@ -290,6 +290,66 @@ TEST(BlockedLayout, CeilModeMaxPoolRunsBlocked) {
   }
 }
 
+// An Inception-like merge: branches of `c1` and `c2` channels concatenated along the channels, then a 3x3/1
+// MaxPool (pads 1) and a convolution, as GoogLeNet's blocks; the second Concat reads a plain input (x).
+std::string BranchConcat(int64_t c1, int64_t c2) {
+  Net net;
+  net.b.Input("x", kF, {1, 16, 9, 9});
+  const std::string a = net.Op("Relu", {net.Conv("x", 16, c1, 1)});
+  const std::string b = net.Op("Relu", {net.Conv(net.Conv("x", 16, 8, 1), 8, c2, 3)});
+  const std::string cat = "cat";
+  auto& concat = net.b.Node("Concat", {a, b}, {cat}, "Concat_branches");
+  auto* axis = concat.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  auto& mp = net.b.Node("MaxPool", {cat}, {"pooled"}, "MaxPool_branch");
+  const auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* at = mp.add_attribute();
+    at->set_name(name);
+    at->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) at->add_ints(x);
+  };
+  ints("kernel_shape", {3, 3});
+  ints("pads", {1, 1, 1, 1});
+  const std::string y = net.Conv("pooled", c1 + c2, 16, 1);
+  auto& cat2 = net.b.Node("Concat", {y, "x"}, {"cat2"}, "Concat_with_input");
+  auto* axis2 = cat2.add_attribute();
+  axis2->set_name("axis");
+  axis2->set_type(onnx::AttributeProto::INT);
+  axis2->set_i(-3);
+  net.b.Output("cat2", kF, {});
+  return net.b.Bytes();
+}
+
+TEST(BlockedLayout, ChannelConcatOfWholeBlocksRunsBlocked) {
+  if (!HostHasBlockedLayout()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  const auto m = Optimized(BranchConcat(32, 16), 3);
+  const auto concats = NodesOf(*m, "Concat");
+  ASSERT_EQ(concats.size(), 2u);
+  for (const ir::Node* c : concats) {
+    for (const ir::Value* v : c->inputs()) EXPECT_EQ(v->type().shape->size(), 5u) << c->Describe();
+  }
+  // The branches feed the Concat and the pool reads it without leaving the layout; the graph input x is
+  // reordered once, and only the graph output goes back to plain.
+  EXPECT_EQ(NodesOf(*m, "BlockedPool").size(), 1u);
+  EXPECT_EQ(NodesOf(*m, "ReorderFromBlocked").size(), 1u);
+  ExpectSameOutputs(BranchConcat(32, 16), {1, 16, 9, 9}, 3);
+}
+
+TEST(BlockedLayout, ChannelConcatOfPartialBlocksStaysPlain) {
+  if (!HostHasBlockedLayout()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  // 20 channels are not whole blocks of 8 or 16: the padding lanes would land inside the result.
+  if (*FindBackend("cpu")->activation_block(Target()) > 0) {
+    const auto m = Optimized(BranchConcat(20, 16), 3);
+    const auto concats = NodesOf(*m, "Concat");
+    ASSERT_EQ(concats.size(), 2u);
+    EXPECT_EQ(concats[0]->input(0)->type().shape->size(), 4u);
+  }
+  ExpectSameOutputs(BranchConcat(20, 16), {1, 16, 9, 9}, 3);
+  ExpectSameOutputs(BranchConcat(20, 12), {1, 16, 9, 9}, 3, 2);
+}
+
 TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
   auto bytes = SmallCnn();
   auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
