@@ -14,16 +14,24 @@
 //     => Concat of the blocked tensors along their block axis (1; channels-last: along the last axis, any
 //     counts): [N, C1/b, H, W, b] ++ [N, C2/b, H, W, b] is the blocked [N, (C1+C2)/b, H, W, b] (Inception's,
 //     DenseNet's and SqueezeNet's branch merges)
+//   BatchNormalization in inference mode on a blocked input, with constant per-channel parameters => Mul by
+//     S = scale / sqrt(var + epsilon) and Add of T = bias - mean * S, as constants of the blocked shape
+//     [1, C/b, 1, 1, b] ([C] channels-last) with 0 in the padding lanes (DenseNet's pre-activation BN -> ReLU ->
+//     conv, which fold_batch_norm has no conv to fold into; within float re-association, as that pass)
 // Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
 // the same values); the padding channels of a block b > 0 hold finite values no reader uses: the listed elementwise ops
 // map 0 (what convolutions and reorders write there) to finite values, and Div, which would not, is not listed.
 // A plain value the chain produces gets a ReorderFromBlocked where a plain reader or a graph output needs it; a
 // plain value a chain reads gets one ReorderToBlocked. Each rewrite happens only when the new node runs on the
 // backend that ran the old one.
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "passes/cleanup_util.h"
 #include "passes/pass_list.h"
 #include "passes/rewrite_util.h"
 #include "schemas/schema.h"
@@ -97,6 +105,8 @@ class Rewriter {
         Elementwise(n, 2);
       } else if (IsChannelConcat(*n)) {
         Concat(n);
+      } else if (IsOp(n, "BatchNormalization")) {
+        BatchNorm(n);
       }
     }
     if (converted_.empty()) {
@@ -292,6 +302,75 @@ class Rewriter {
     }
   }
 
+  // S and T of BatchNorm(), in double and rounded once; nullopt unless the four parameters are constant float
+  // tensors of `channels` elements (and epsilon a float).
+  struct Affine {
+    std::vector<float> s, t;
+  };
+  std::optional<Affine> BatchNormAffine(const ir::Node& n, int64_t channels) const {
+    const Tensor* p[4];
+    for (size_t i = 0; i < 4; ++i) {
+      p[i] = ConstantTensor(g_, n.input(i + 1));
+      if (!p[i] || p[i]->dtype() != DataType::kFloat || p[i]->size() != channels) return std::nullopt;
+    }
+    const ir::Attribute* eps = n.attr("epsilon");
+    if (eps && eps->type != ir::AttrType::kFloat) return std::nullopt;
+    // The BN kernels add epsilon as a float: so does this.
+    const double epsilon = static_cast<double>(static_cast<float>(eps ? eps->f : 1e-5f));
+    Affine a;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double s = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + epsilon);
+      a.s.push_back(static_cast<float>(s));
+      a.t.push_back(static_cast<float>(p[1]->data<float>()[c] - p[2]->data<float>()[c] * s));
+    }
+    return a;
+  }
+
+  // A per-channel constant in the layout of a blocked tensor of `channels` channels.
+  ir::Value* BlockedConstant(const std::string& base, const std::vector<float>& v, int block) {
+    const int64_t channels = static_cast<int64_t>(v.size());
+    Tensor t = block > 0 ? Tensor(DataType::kFloat, {1, Blocks(channels, block), 1, 1, block})
+                         : Tensor(DataType::kFloat, {channels});
+    std::fill(t.data<float>(), t.data<float>() + t.size(), 0.0f);  // the padding lanes
+    std::copy(v.begin(), v.end(), t.data<float>());  // channel c sits at c in both layouts
+    return g_.AddInitializer(UniqueValueName(g_, base), std::make_shared<const Tensor>(std::move(t)));
+  }
+
+  void BatchNorm(ir::Node* n) {
+    ir::Value* x = n->input(0);
+    if (n->num_inputs() != 5 || !IsBlocked(x) || !BatchNormInferenceMode(g_, *n)) return;
+    if (const ir::Attribute* spatial = n->attr("spatial"); spatial && spatial->type == ir::AttrType::kInt &&
+                                                            spatial->i == 0) {
+      return;  // opset < 9: per-element statistics
+    }
+    const auto ydims = BlockableDims(n->output(0));
+    const auto layout = Block(*n);
+    if (!ydims || !layout || block_.at(x) != *layout) return;
+    const int block = *layout;
+    const auto affine = BatchNormAffine(*n, (*ydims)[1].value);
+    if (!affine) return;
+    const std::string name = n->name();
+    ir::Value* s = BlockedConstant(name + "_scale_blocked", affine->s, block);
+    ir::Value* t = BlockedConstant(name + "_shift_blocked", affine->t, block);
+    const Backend* home = ctx_.BackendFor(*n);
+    ir::Value* mid = nullptr;
+    ir::Node* mul = nullptr;
+    if (WouldRunOn(g_, ctx_, home, "", "Mul", n->opset(), {twins_.at(x), s}, {})) {
+      mid = ir::Builder(g_).AddValue(UniqueValueName(g_, name + "_scaled_blocked"), BlockedType(*ydims, block));
+      mul = g_.AddNode(UniqueNodeName(g_, name + "_scale"), "Mul", "", {twins_.at(x), s}, {mid}, {});
+      mul->set_opset(n->opset());
+      const std::vector<ir::Value*> params(n->inputs().begin() + 1, n->inputs().end());
+      if (Replace(n, "", "Add", {mid, t}, {}, block)) {
+        RemoveUnreadInitializers(g_, params);  // the BN's, unless another node reads them
+        return;
+      }
+    }
+    if (mul) g_.RemoveNode(mul);
+    if (mid) g_.RemoveValue(mid);
+    g_.RemoveInitializer(s);
+    g_.RemoveInitializer(t);
+  }
+
   ir::Model& model_;
   ir::Graph& g_;
   const PassContext& ctx_;
@@ -306,8 +385,10 @@ class BlockedLayout : public Pass {
   int level() const override { return 3; }
   std::string_view summary() const override {
     return "Chains of convolutions, pools, elementwise ops and channel Concats => the same ops on the backend's "
-           "blocked channel layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges). "
-           "Identity: a reorder is a permutation of elements, and these ops commute with it; exact.";
+           "blocked channel layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges); "
+           "an inference BatchNormalization on it => Mul and Add by blocked per-channel constants. Identity: a "
+           "reorder is a permutation of elements, and these ops commute with it; exact, but for the "
+           "BatchNormalization's re-association (as fold_batch_norm).";
   }
   bool Apply(ir::Model& model, const PassContext& ctx) const override { return Rewriter(model, ctx).Run(); }
 };

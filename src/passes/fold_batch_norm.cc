@@ -47,24 +47,6 @@ void Set(Tensor& t, int64_t i, double v) {
   }
 }
 
-// True when the BN computes Y from its running statistics and nothing reads its other outputs.
-bool InferenceMode(const ir::Graph& g, const ir::Node& bn) {
-  bool stats_outputs = false;
-  for (size_t i = 1; i < bn.num_outputs(); ++i) {
-    const ir::Value* v = bn.output(i);
-    if (!v) continue;
-    if (!v->consumers().empty() || IsGraphOutput(g, v)) return false;
-    stats_outputs = true;
-  }
-  if (bn.opset() >= 14) {
-    const auto training = IntAttrOr(bn, "training_mode", 0);
-    return training && *training == 0;
-  }
-  if (!stats_outputs) return true;
-  const auto is_test = IntAttrOr(bn, "is_test", 0);
-  return bn.opset() <= 6 && is_test && *is_test != 0;
-}
-
 // A matched Conv / ConvTranspose -> BN pair and what the fold computes from.
 struct Fold {
   ir::Node* conv = nullptr;
@@ -78,7 +60,7 @@ struct Fold {
 };
 
 bool Match(const ir::Graph& g, ir::Node* bn, Fold* f) {
-  if (bn->num_inputs() != 5 || !bn->input(0) || !InferenceMode(g, *bn)) return false;
+  if (bn->num_inputs() != 5 || !bn->input(0) || !BatchNormInferenceMode(g, *bn)) return false;
   ir::Value* y = bn->input(0);
   ir::Node* conv = y->producer();
   const bool transpose = IsOp(conv, "ConvTranspose");

@@ -1,5 +1,7 @@
 #include "passes/rewrite_util.h"
 
+#include <optional>
+
 #include "schemas/schema.h"
 
 namespace ferry::passes {
@@ -20,6 +22,35 @@ ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v) {
   if (!v || v->consumers().size() != 1 || IsGraphOutput(graph, v)) return nullptr;
   ir::Node* c = v->consumers()[0];
   return c->owner() == &graph ? c : nullptr;  // a reader inside a subgraph is not a rewrite candidate
+}
+
+namespace {
+
+// An int attribute's value, `def` when absent, nullopt when it has another type.
+std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t def) {
+  const ir::Attribute* a = n.attr(name);
+  if (!a) return def;
+  if (a->type != ir::AttrType::kInt) return std::nullopt;
+  return a->i;
+}
+
+}  // namespace
+
+bool BatchNormInferenceMode(const ir::Graph& g, const ir::Node& bn) {
+  bool stats_outputs = false;
+  for (size_t i = 1; i < bn.num_outputs(); ++i) {
+    const ir::Value* v = bn.output(i);
+    if (!v) continue;
+    if (!v->consumers().empty() || IsGraphOutput(g, v)) return false;
+    stats_outputs = true;
+  }
+  if (bn.opset() >= 14) {
+    const auto training = IntAttrOr(bn, "training_mode", 0);
+    return training && *training == 0;
+  }
+  if (!stats_outputs) return true;
+  const auto is_test = IntAttrOr(bn, "is_test", 0);
+  return bn.opset() <= 6 && is_test && *is_test != 0;
 }
 
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,

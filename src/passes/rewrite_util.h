@@ -41,6 +41,11 @@ using ir::IsGraphOutput;
 // The single node reading `v`, when exactly one node reads it and it is not a graph output.
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
 
+// True when BatchNormalization `bn` computes Y from its running statistics and nothing reads its other outputs
+// (the ref kernel's rule: opset >= 14 training_mode = 0; before, no running-statistics output asked for, or
+// is_test = 1 up to opset 6).
+bool BatchNormInferenceMode(const ir::Graph& g, const ir::Node& bn);
+
 // The constant behind a value: an initializer that is not also an input of `graph` (a feed could override it), or
 // the `value` tensor of the Constant node producing it (ir/value_query.h).
 using ir::ConstantTensor;

@@ -350,6 +350,44 @@ TEST(BlockedLayout, ChannelConcatOfPartialBlocksStaysPlain) {
   ExpectSameOutputs(BranchConcat(20, 12), {1, 16, 9, 9}, 3, 2);
 }
 
+// DenseNet's pre-activation: conv -> Relu -> BatchNormalization -> Relu -> conv. The BN has no conv to fold into
+// (fold_batch_norm); blocked, it becomes a Mul and an Add on the blocked tensor.
+std::string PreActivationBatchNorm(int64_t c) {
+  Net net;
+  net.b.Input("x", kF, {1, 16, 8, 8});
+  const std::string r = net.Op("Relu", {net.Conv("x", 16, c, 3)});
+  const size_t n = static_cast<size_t>(c);
+  std::vector<float> var = net.Random(n, 0.5f);
+  for (float& v : var) v += 0.6f;  // positive
+  net.b.FloatInitializer("bn_scale", {c}, net.Random(n, 1.5f));
+  net.b.FloatInitializer("bn_bias", {c}, net.Random(n, 0.5f));
+  net.b.FloatInitializer("bn_mean", {c}, net.Random(n, 0.5f));
+  net.b.FloatInitializer("bn_var", {c}, var);
+  net.b.Node("BatchNormalization", {r, "bn_scale", "bn_bias", "bn_mean", "bn_var"}, {"bn"}, "BN_pre");
+  net.b.Output(net.Conv(net.Op("Relu", {"bn"}), c, 16, 1), kF, {});
+  return net.b.Bytes();
+}
+
+TEST(BlockedLayout, PreActivationBatchNormRunsBlocked) {
+  if (!HostHasBlockedLayout()) GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2";
+  for (int64_t c : {16, 20}) {  // 20: a partial last block, whose padding lanes the constants keep at 0
+    SCOPED_TRACE(c);
+    const auto m = Optimized(PreActivationBatchNorm(c), 3);
+    EXPECT_TRUE(NodesOf(*m, "BatchNormalization").empty());
+    EXPECT_EQ(NodesOf(*m, "ReorderFromBlocked").size(), 1u);  // only the graph output
+    const auto to_blocked = NodesOf(*m, "ReorderToBlocked");  // only the graph input (16 channels: whole blocks)
+    ASSERT_LE(to_blocked.size(), 1u);
+    if (!to_blocked.empty()) {
+      EXPECT_EQ(to_blocked[0]->input(0)->name(), "x");
+    }
+    for (const ir::Value* v : m->graph->initializers()) {
+      EXPECT_EQ(v->name().rfind("bn_", 0), std::string::npos) << v->name() << " is left unread";
+    }
+    ExpectSameOutputs(PreActivationBatchNorm(c), {1, 16, 8, 8}, 3);
+    ExpectSameOutputs(PreActivationBatchNorm(c), {1, 16, 8, 8}, 3, 2);
+  }
+}
+
 TEST(BlockedLayout, NoBlockedLayoutWithoutAvx2) {
   auto bytes = SmallCnn();
   auto model = ir::ImportModelFromBytes(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
