@@ -72,7 +72,8 @@ void CheckBackendNames(const std::vector<std::string>& backends,
 }
 
 void CapOneDnnIsa(const std::string& isa) {
-  if (!isa.empty()) cpu::CapDnnlIsa(IsaSet::Parse(isa));
+  // The session's target is this CPU narrowed by FERRY_ISA and then by --isa (runtime/target.cc): so is oneDNN.
+  if (!isa.empty()) cpu::CapDnnlIsa(DefaultIsa() & IsaSet::Parse(isa));
 }
 
 std::vector<std::string> SplitList(const std::string& s, char sep) {

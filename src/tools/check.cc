@@ -100,7 +100,7 @@ std::string KernelRemedy(const ir::Node& n, const std::vector<std::string>& list
   for (const std::string& name : BackendNames()) {
     if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
     const Backend* b = FindBackend(name);
-    if (b && b->device() == "cpu" && runtime::DecideNode(n, {b}, target).backend == b) others.push_back(name);
+    if (b && IsHostDevice(b->device()) && runtime::DecideNode(n, {b}, target).backend == b) others.push_back(name);
   }
   std::string list;
   for (const std::string& name : listed) list += (list.empty() ? "" : ",") + name;

@@ -167,6 +167,10 @@ expect run_isa_caps_onednn 0 '^capped [1-9][0-9]*$' -- bash -c "ONEDNN_VERBOSE=1
 expect ferry_isa_caps_onednn 0 '^capped [1-9][0-9]*$' -- bash -c "FERRY_ISA=sse4.1,avx ONEDNN_VERBOSE=1 '$FERRY' run \
   '$M' --random -O 0 | grep '^onednn_verbose,exec,cpu' >'$TMP/verbose_env.txt'; ! grep -qE 'avx2|avx512' \
   '$TMP/verbose_env.txt' && echo capped \$(wc -l <'$TMP/verbose_env.txt')"
+# Both: the session's target is this CPU narrowed by FERRY_ISA, then by --isa; so is oneDNN's cap.
+expect isa_and_ferry_isa_intersect 0 '^capped [1-9][0-9]*$' -- bash -c "FERRY_ISA=sse4.1,avx ONEDNN_VERBOSE=1 \
+  '$FERRY' run '$M' --random -O 0 --isa sse4.1,avx,avx2,fma | grep '^onednn_verbose,exec,cpu' >'$TMP/verbose_both.txt'; \
+  ! grep -qE 'avx2|avx512' '$TMP/verbose_both.txt' && echo capped \$(wc -l <'$TMP/verbose_both.txt')"
 expect check_names_the_onednn_isa 0 'isa sse4.1,avx; oneDNN kernels avx$' -- "$FERRY" check "$M" --isa sse4.1,avx
 expect check_onednn_isa_json 0 '^avx2$' -- bash -c "'$FERRY' check '$M' --target-isa avx2,fma --json | \
   /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[\"target\"][\"onednn_isa\"])'"

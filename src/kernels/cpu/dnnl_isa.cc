@@ -1,5 +1,6 @@
 #include "kernels/cpu/dnnl_isa.h"
 
+#include <cstdlib>
 #include <dnnl.hpp>
 #include <mutex>
 
@@ -47,11 +48,21 @@ std::string Name(dnnl::cpu_isa isa) {
 
 std::string DnnlIsaFor(const IsaSet& isa) { return LevelFor(isa).name; }
 
+namespace {
+
+std::mutex& CapMutex() {
+  static std::mutex mu;
+  return mu;
+}
+bool capped = false;  // a cap was set by CapDnnlIsa; guarded by CapMutex()
+
+}  // namespace
+
 void CapDnnlIsa(const IsaSet& isa) {
   const IsaSet host = DetectHostIsa();
   if ((isa & host) == host) return;  // nothing narrowed: oneDNN uses what the CPU has
-  static std::mutex mu;
-  const std::lock_guard<std::mutex> lock(mu);
+  const std::lock_guard<std::mutex> lock(CapMutex());
+  capped = true;
   const Level want = LevelFor(isa & host);
   if (dnnl::set_max_cpu_isa(want.isa) == dnnl::status::success) return;
   // Refused: oneDNN fixed its ISA already (a primitive exists). oneDNN's ISA values are masks, a wider one holding
@@ -61,6 +72,15 @@ void CapDnnlIsa(const IsaSet& isa) {
   throw InvalidArgumentError("isa " + isa.ToString() + ": oneDNN's kernels in this process already use " + Name(now) +
                              " (fixed by its first primitive), not " + want.name +
                              "; emulate a narrower CPU in a process of its own (or set FERRY_ISA before it starts)");
+}
+
+void CapDnnlIsaFromEnvironment() {
+  if (!std::getenv("FERRY_ISA")) return;
+  {
+    const std::lock_guard<std::mutex> lock(CapMutex());
+    if (capped) return;
+  }
+  CapDnnlIsa(DefaultIsa());
 }
 
 std::string EffectiveDnnlIsa() { return Name(dnnl::get_effective_cpu_isa()); }

@@ -21,6 +21,10 @@ std::string DnnlIsaFor(const IsaSet& isa);
 // was created first): the emulation would not be faithful.
 void CapDnnlIsa(const IsaSet& isa);
 
+// What the engine does when it is made: caps oneDNN at FERRY_ISA's set, unless CapDnnlIsa set a cap already (the
+// CLI's --isa, given FERRY_ISA's set narrowed by it, as a session's target is). Nothing without FERRY_ISA.
+void CapDnnlIsaFromEnvironment();
+
 // The instruction set oneDNN's primitives use in this process, in oneDNN's naming.
 std::string EffectiveDnnlIsa();
 

@@ -2,9 +2,6 @@
 
 #include <omp.h>
 
-#include <cstdlib>
-
-#include "core/isa.h"
 #include "kernels/cpu/dnnl_isa.h"
 
 namespace ferry::cpu {
@@ -12,7 +9,7 @@ namespace ferry::cpu {
 const dnnl::engine& Engine() {
   // FERRY_ISA narrows the whole process, oneDNN's code too: capped before the engine's first primitive.
   static const dnnl::engine engine = [] {
-    if (std::getenv("FERRY_ISA")) CapDnnlIsa(DefaultIsa());
+    CapDnnlIsaFromEnvironment();
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return engine;
