@@ -25,14 +25,6 @@
 namespace ferry::passes {
 namespace {
 
-// The value of an int attribute, `def` when absent, nullopt when it has another type.
-std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t def) {
-  const ir::Attribute* a = n.attr(name);
-  if (!a) return def;
-  if (a->type != ir::AttrType::kInt) return std::nullopt;
-  return a->i;
-}
-
 bool IsFloatOrDouble(DataType t) { return t == DataType::kFloat || t == DataType::kDouble; }
 
 double At(const Tensor& t, int64_t i) {

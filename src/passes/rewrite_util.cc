@@ -24,17 +24,12 @@ ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v) {
   return c->owner() == &graph ? c : nullptr;  // a reader inside a subgraph is not a rewrite candidate
 }
 
-namespace {
-
-// An int attribute's value, `def` when absent, nullopt when it has another type.
 std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t def) {
   const ir::Attribute* a = n.attr(name);
   if (!a) return def;
   if (a->type != ir::AttrType::kInt) return std::nullopt;
   return a->i;
 }
-
-}  // namespace
 
 bool BatchNormInferenceMode(const ir::Graph& g, const ir::Node& bn) {
   bool stats_outputs = false;

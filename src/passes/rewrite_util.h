@@ -41,6 +41,9 @@ using ir::IsGraphOutput;
 // The single node reading `v`, when exactly one node reads it and it is not a graph output.
 ir::Node* SoleConsumer(const ir::Graph& graph, const ir::Value* v);
 
+// An int attribute's value, `def` when absent, nullopt when it has another type.
+std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t def);
+
 // True when BatchNormalization `bn` computes Y from its running statistics and nothing reads its other outputs
 // (the ref kernel's rule: opset >= 14 training_mode = 0; before, no running-statistics output asked for, or
 // is_test = 1 up to opset 6).

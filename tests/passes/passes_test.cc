@@ -256,6 +256,13 @@ TEST(BlockedLayout, InPlaceResidualSumMatches) {
   }
 }
 
+void IntsAttr(onnx::NodeProto& n, const char* name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
 // SqueezeNet's pools: MaxPool 3x3/2 with ceil_mode = 1 between convolutions. With static shapes the kernel's
 // shape predicate proves every window reads input, so the pool runs blocked and no reorders surround it.
 std::string CeilModePool(int64_t size) {
@@ -263,14 +270,8 @@ std::string CeilModePool(int64_t size) {
   net.b.Input("x", kF, {1, 16, size, size});
   const std::string h = net.Op("Relu", {net.Conv("x", 16, 16, 3)});
   auto& mp = net.b.Node("MaxPool", {h}, {"pooled"}, "MaxPool_ceil");
-  const auto ints = [&](const char* name, std::vector<int64_t> v) {
-    auto* a = mp.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  };
-  ints("kernel_shape", {3, 3});
-  ints("strides", {2, 2});
+  IntsAttr(mp, "kernel_shape", {3, 3});
+  IntsAttr(mp, "strides", {2, 2});
   auto* c = mp.add_attribute();
   c->set_name("ceil_mode");
   c->set_type(onnx::AttributeProto::INT);
@@ -298,26 +299,12 @@ std::string BranchConcat(int64_t c1, int64_t c2) {
   const std::string a = net.Op("Relu", {net.Conv("x", 16, c1, 1)});
   const std::string b = net.Op("Relu", {net.Conv(net.Conv("x", 16, 8, 1), 8, c2, 3)});
   const std::string cat = "cat";
-  auto& concat = net.b.Node("Concat", {a, b}, {cat}, "Concat_branches");
-  auto* axis = concat.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
+  ModelBuilder::IntAttr(net.b.Node("Concat", {a, b}, {cat}, "Concat_branches"), "axis", 1);
   auto& mp = net.b.Node("MaxPool", {cat}, {"pooled"}, "MaxPool_branch");
-  const auto ints = [&](const char* name, std::vector<int64_t> v) {
-    auto* at = mp.add_attribute();
-    at->set_name(name);
-    at->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) at->add_ints(x);
-  };
-  ints("kernel_shape", {3, 3});
-  ints("pads", {1, 1, 1, 1});
+  IntsAttr(mp, "kernel_shape", {3, 3});
+  IntsAttr(mp, "pads", {1, 1, 1, 1});
   const std::string y = net.Conv("pooled", c1 + c2, 16, 1);
-  auto& cat2 = net.b.Node("Concat", {y, "x"}, {"cat2"}, "Concat_with_input");
-  auto* axis2 = cat2.add_attribute();
-  axis2->set_name("axis");
-  axis2->set_type(onnx::AttributeProto::INT);
-  axis2->set_i(-3);
+  ModelBuilder::IntAttr(net.b.Node("Concat", {y, "x"}, {"cat2"}, "Concat_with_input"), "axis", -3);
   net.b.Output("cat2", kF, {});
   return net.b.Bytes();
 }
