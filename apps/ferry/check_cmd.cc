@@ -14,6 +14,7 @@
 #include "memory_json.h"
 #include "placement_flags.h"
 #include "session_flags.h"
+#include "core/file_fingerprint.h"
 #include "core/human_format.h"
 #include "core/isa.h"
 #include "core/parse_number.h"
@@ -224,6 +225,17 @@ int Check(const CheckArgs& a) {
     std::cerr << "ferry: error [InvalidArgument]: model '" << a.model
               << "': " << (file.error() == "does not exist" ? "no such file" : file.error()) << "\n";
     return 1;
+  }
+  // A trace recorded on another model would paint its times on the wrong nodes: an error (exit 1) when the trace
+  // names its model's fingerprint and this model's differs. (A trace without one, from another tool, is taken.)
+  if (!a.profile.empty()) {
+    const std::string traced = tools::ProfileTraceModel(a.profile);
+    if (const std::string here = traced.empty() ? "" : FileFingerprint(a.model); traced != here) {
+      std::cerr << "ferry: error [InvalidArgument]: profile trace '" << a.profile << "' was recorded on another model ("
+                << traced << "), not on '" << a.model << "' (" << here << "): record one with `ferry run " << a.model
+                << " --profile " << a.profile << "`\n";
+      return 1;
+    }
   }
   tools::CheckReport report;
   try {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "core/file_fingerprint.h"
 #include "core/peak_rss.h"
 #include "memory_json.h"
 #include "session_flags.h"
@@ -151,7 +152,8 @@ int Run(const RunArgs& a) {
     throw InvalidArgumentError("--lockstep: standard input ended before the first run was asked for");
   }
   if (profiled.size() > 1) profiled.erase(profiled.begin());  // the warm-up (with --lockstep, known only now)
-  if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile);
+  // The trace records the model's fingerprint: `ferry check --html --profile` refuses a trace of another model.
+  if (!a.profile.empty()) tools::WriteProfileTrace(profiled, "ferry " + a.model, a.profile, FileFingerprint(a.model));
   tools::Profile profile;
   if (a.profile_summary) {
     std::vector<RunStats> runs;

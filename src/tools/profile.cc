@@ -202,7 +202,8 @@ std::string FormatProfileJson(const Profile& p) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string ProfileTraceJson(const std::vector<ProfiledRun>& runs, const std::string& process_name) {
+std::string ProfileTraceJson(const std::vector<ProfiledRun>& runs, const std::string& process_name,
+                             const std::string& model) {
   Json events = Json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", process_name}}}});
   events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", process_name}}}});
@@ -248,12 +249,14 @@ std::string ProfileTraceJson(const std::vector<ProfiledRun>& runs, const std::st
                 {"displayTimeUnit", "ms"},
                 {"otherData",
                  {{"generator", "ferry run --profile"}, {"process", process_name}, {"runs", runs.size()}}}};
+  if (!model.empty()) trace["otherData"]["model"] = model;
   // Model strings are arbitrary bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
   return trace.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& process_name, const std::string& path) {
-  const std::string text = ProfileTraceJson(runs, process_name);
+void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& process_name, const std::string& path,
+                       const std::string& model) {
+  const std::string text = ProfileTraceJson(runs, process_name, model);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw InvalidArgumentError("--profile: cannot open '" + path + "' for writing");
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -262,7 +265,15 @@ void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& 
   if (!out) throw InvalidArgumentError("--profile: could not write '" + path + "'");
 }
 
-std::vector<RunStats> LoadProfileTrace(const std::string& path) {
+namespace {
+
+// The trace's document, checked to hold an event list: a bare array, or an object's "traceEvents" (Events()).
+struct TraceDoc {
+  Json doc;
+  const Json& Events() const { return doc.is_array() ? doc : doc.at("traceEvents"); }
+};
+
+TraceDoc ReadTrace(const std::string& path) {
   // Only a regular file is read, and anything else is refused without blocking (core/regular_file.h).
   const RegularFile file = RegularFile::Open(path);
   if (!file.ok()) Bad(path, "cannot open the file: it " + file.error());
@@ -270,26 +281,40 @@ std::vector<RunStats> LoadProfileTrace(const std::string& path) {
   if (const std::string err = file.ReadAt(0, text.data(), text.size()); !err.empty()) Bad(path, "read error: " + err);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) Bad(path, "the file is empty");
   if (NestingDepth(text) > 64) Bad(path, "JSON nested deeper than 64 levels (not a trace)");
-  Json doc;
+  TraceDoc t;
+  Json& doc = t.doc;
   try {
     doc = Json::parse(text);
   } catch (const Json::exception& e) {
     Bad(path, std::string("not valid JSON: ") + e.what());
   }
   // The Trace Event Format allows a bare array of events too.
-  const Json* events = nullptr;
-  if (doc.is_array()) {
-    events = &doc;
-  } else if (doc.is_object()) {
+  if (doc.is_object()) {
     auto it = doc.find("traceEvents");
     if (it == doc.end()) {
       Bad(path, "no \"traceEvents\" key (not a Chrome trace; write one with ferry run --profile FILE)");
     }
     if (!it->is_array()) Bad(path, "\"traceEvents\" is not an array");
-    events = &*it;
-  } else {
+  } else if (!doc.is_array()) {
     Bad(path, "expected a JSON object with \"traceEvents\", got a " + std::string(doc.type_name()));
   }
+  return t;
+}
+
+}  // namespace
+
+std::string ProfileTraceModel(const std::string& path) {
+  const TraceDoc t = ReadTrace(path);
+  if (!t.doc.is_object()) return "";
+  const auto other = t.doc.find("otherData");
+  if (other == t.doc.end() || !other->is_object()) return "";
+  const auto model = other->find("model");
+  return model != other->end() && model->is_string() ? model->get<std::string>() : "";
+}
+
+std::vector<RunStats> LoadProfileTrace(const std::string& path) {
+  const TraceDoc t = ReadTrace(path);
+  const Json* events = &t.Events();
 
   std::map<int64_t, RunStats> by_run;
   for (size_t i = 0; i < events->size(); ++i) {

@@ -59,10 +59,14 @@ struct ProfiledRun {
   double end_us = 0;    // read after it
 };
 
-// The trace of `runs` (see above); `process_name` names the process and thread ("ferry MODEL").
-std::string ProfileTraceJson(const std::vector<ProfiledRun>& runs, const std::string& process_name);
+// The trace of `runs` (see above); `process_name` names the process and thread ("ferry MODEL"). `model`, when
+// given, is the measured model's FileFingerprint (core/file_fingerprint.h), kept as otherData.model so that a
+// reader can tell a trace of another model (ferry check --html --profile).
+std::string ProfileTraceJson(const std::vector<ProfiledRun>& runs, const std::string& process_name,
+                             const std::string& model = "");
 // Writes it to `path`; throws InvalidArgumentError naming the path when it cannot be written.
-void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& process_name, const std::string& path);
+void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& process_name, const std::string& path,
+                       const std::string& model = "");
 
 // Reads a trace written by WriteProfileTrace back into its runs: every step event (one with args.node) becomes a
 // NodeTime (node, op, graph, backend, ms, start_us, output names) of run args.run. Other events are ignored, so
@@ -70,5 +74,9 @@ void WriteProfileTrace(const std::vector<ProfiledRun>& runs, const std::string& 
 // wrong (missing, not JSON, no traceEvents, a step event without a numeric ts/dur or with a negative dur, no
 // step events at all); the file is untrusted: nothing in it can crash the reader.
 std::vector<RunStats> LoadProfileTrace(const std::string& path);
+
+// The model fingerprint a trace records (otherData.model), "" when it records none (a trace of another tool, or
+// written without one). Throws as LoadProfileTrace does for a file that is no trace.
+std::string ProfileTraceModel(const std::string& path);
 
 }  // namespace ferry::tools

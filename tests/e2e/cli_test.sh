@@ -69,6 +69,12 @@ expect run_profile_unwritable 1 "cannot open '$TMP/no/such/dir/t.json'" -- "$FER
 expect check_html_profile 0 'HTML report written' -- "$FERRY" check "$M" --html "$TMP/p.html" --profile "$TMP/t.json"
 expect check_html_profile_overlay 0 'time-legend' -- grep -o 'time-legend' "$TMP/p.html"
 expect check_html_profile_fused 0 'fused into /stem/stem.0/Conv' -- grep -o 'fused into /stem/stem.0/Conv' "$TMP/p.html"
+# A trace records its model's fingerprint: one of another model is refused, naming both.
+OTHER="$ROOT/../shared/onnx-tests/node/test_abs/model.onnx"
+expect check_profile_of_another_model 1 "profile trace '.*t.json' was recorded on another model \(fnv1a64:[0-9a-f]{16}:[0-9]+\), \
+not on '.*test_abs/model.onnx' \(fnv1a64:" -- "$FERRY" check "$OTHER" --html "$TMP/p3.html" --profile "$TMP/t.json"
+expect run_profile_records_the_model 0 '^fnv1a64:[0-9a-f]{16}:[0-9]+$' -- /usr/bin/python3 -c "
+import json; print(json.load(open('$TMP/t.json'))['otherData']['model'])"
 printf '{"traceEvents": [' >"$TMP/bad_trace.json"
 expect check_profile_bad_trace 1 "profile trace '.*bad_trace.json': not valid JSON" -- \
   "$FERRY" check "$M" --html "$TMP/p2.html" --profile "$TMP/bad_trace.json"

@@ -269,6 +269,18 @@ TEST(Profile, TraceRoundTrips) {
   EXPECT_THROW(WriteProfileTrace(runs, "x", "/nonexistent-dir/t.json"), InvalidArgumentError);
 }
 
+TEST(Profile, TraceRecordsItsModel) {
+  const auto runs = ProfileQuickstart(1);
+  const std::string path = TempPath("trace_model.json");
+  WriteProfileTrace(runs, "ferry test", path, "fnv1a64:0123456789abcdef:42");
+  EXPECT_EQ(ProfileTraceModel(path), "fnv1a64:0123456789abcdef:42");
+  EXPECT_EQ(LoadProfileTrace(path).size(), 1u);  // the reader is unchanged by it
+  WriteProfileTrace(runs, "ferry test", path);
+  EXPECT_EQ(ProfileTraceModel(path), "") << "no model recorded";
+  std::filesystem::remove(path);
+  EXPECT_THROW(ProfileTraceModel(path), InvalidArgumentError);  // no trace at all
+}
+
 TEST(Profile, LoadRejectsBadTracesNamingTheFile) {
   const std::string path = TempPath("bad.json");
   const std::string good_event =
