@@ -136,6 +136,18 @@ int Bench(const BenchArgs& a) {
     return 2;
   }
   o.inputs.seed = a.seed;
+  // A --shape or --range naming no input of the model is a usage error too, as in ferry run (read without weights).
+  if (a.server.empty() && (!o.inputs.shapes.empty() || !o.inputs.ranges.empty())) {
+    tools::InputSpec names = o.inputs;
+    names.random = true;  // only the names are checked here
+    const std::vector<IoInfo> declared = ReadModelInputs(a.model);  // a bad model: exit 1
+    try {
+      tools::CheckInputNames(declared, names);
+    } catch (const InvalidArgumentError& e) {
+      std::cerr << "ferry bench: " << e.what() << "\n";
+      return 2;
+    }
+  }
   CapOneDnnIsa(o.session.isa);  // --isa narrows oneDNN's code too
   // Validated while parsing the command line (the validators below), with the same bounds.
   ParseIntList<int64_t>(a.batches, 1, std::numeric_limits<int64_t>::max(), &o.batches);

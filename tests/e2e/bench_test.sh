@@ -137,7 +137,7 @@ expect bench_json_and_csv 2 'excludes' -- "$FERRY" bench "$DYN" --json --csv
 expect bench_missing_model 1 'no/such/model.onnx' -- "$FERRY" bench "$TMP/no/such/model.onnx" --iterations 1
 expect bench_plot_unwritable 1 "--plot: cannot write '.*/no/dir/c.svg'" -- \
   "$FERRY" bench "$DYN" --iterations 1 --plot "$TMP/no/dir/c.svg"
-expect bench_shape_unknown_input 1 "--shape: the model has no input 'nope'" -- \
+expect bench_shape_unknown_input 2 "ferry bench: --shape: the model has no input 'nope'" -- \
   "$FERRY" bench "$DYN" --iterations 1 --shape nope=1x2
 expect bench_shape_twice 2 "ferry bench: --shape input is given twice \('1x3x32x32' and '2x3x32x32'\)" -- \
   "$FERRY" bench "$DYN" --iterations 1 --shape input=1x3x32x32 --shape input=2x3x32x32
