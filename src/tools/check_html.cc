@@ -160,17 +160,28 @@ std::string LayerName(FailureLayer layer) { return layer == FailureLayer::kNone 
 
 // ---- edges --------------------------------------------------------------------------------------------------
 
+// One producer -> consumer edge and the type of the (first) value it carries, as the producer's output declares
+// it after inference ("float32[1,64,56,56]"; "" when unknown).
+struct Edge {
+  int from = 0, to = 0;
+  std::string type;
+};
+
 // producer -> consumer pairs through values, deduplicated. A value is looked up in the consumer's graph first,
 // then in each enclosing graph ("main/If_3:then_branch" -> "main"), as ONNX scoping resolves outer names.
-std::vector<std::pair<int, int>> GraphEdges(const CheckReport& r) {
-  std::map<std::pair<std::string_view, std::string_view>, int> producer;
+std::vector<Edge> GraphEdges(const CheckReport& r) {
+  std::map<std::pair<std::string_view, std::string_view>, std::pair<int, size_t>> producer;  // (node, output)
   for (size_t i = 0; i < r.nodes.size(); ++i) {
-    for (const std::string& o : r.nodes[i].outputs) {
-      if (!o.empty()) producer.emplace(std::make_pair(std::string_view(r.nodes[i].graph), std::string_view(o)), i);
+    for (size_t k = 0; k < r.nodes[i].outputs.size(); ++k) {
+      const std::string& o = r.nodes[i].outputs[k];
+      if (!o.empty()) {
+        producer.emplace(std::make_pair(std::string_view(r.nodes[i].graph), std::string_view(o)),
+                         std::make_pair(static_cast<int>(i), k));
+      }
     }
   }
   std::set<std::pair<int, int>> seen;
-  std::vector<std::pair<int, int>> edges;
+  std::vector<Edge> edges;
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     for (const std::string& in : r.nodes[i].inputs) {
       if (in.empty()) continue;
@@ -178,8 +189,10 @@ std::vector<std::pair<int, int>> GraphEdges(const CheckReport& r) {
       while (true) {
         auto it = producer.find({g, in});
         if (it != producer.end()) {
-          if (it->second != static_cast<int>(i) && seen.insert({it->second, static_cast<int>(i)}).second) {
-            edges.push_back({it->second, static_cast<int>(i)});
+          const auto [from, k] = it->second;
+          if (from != static_cast<int>(i) && seen.insert({from, static_cast<int>(i)}).second) {
+            const std::vector<std::string>& types = r.nodes[static_cast<size_t>(from)].output_types;
+            edges.push_back({from, static_cast<int>(i), k < types.size() ? types[k] : ""});
           }
           break;
         }
@@ -335,7 +348,7 @@ std::string AnnotateSvg(std::string_view svg, const CheckReport& r, const Profil
   return out;
 }
 
-Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& edges, const ProfileOverlay* overlay) {
+Drawing DrawGraph(const CheckReport& r, const std::vector<Edge>& edges, const ProfileOverlay* overlay) {
   Drawing d;
   std::lock_guard<std::mutex> lock(GraphvizMutex());
   std::string errors;
@@ -378,6 +391,9 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
       agattr(g, AGEDGE, const_cast<char*>("arrowsize"), const_cast<char*>("0.5"));
       agattr(g, AGEDGE, const_cast<char*>("color"), const_cast<char*>("#8a93a0"));
       agattr(g, AGEDGE, const_cast<char*>("penwidth"), const_cast<char*>("0.9"));
+      agattr(g, AGEDGE, const_cast<char*>("fontname"), const_cast<char*>("Helvetica"));
+      agattr(g, AGEDGE, const_cast<char*>("fontsize"), const_cast<char*>("7"));
+      agattr(g, AGEDGE, const_cast<char*>("fontcolor"), const_cast<char*>("#5f6b7a"));
 
       std::map<std::string, Agraph_t*> clusters;  // one dashed box per subgraph
       std::vector<Agnode_t*> gv_nodes(r.nodes.size());
@@ -414,9 +430,13 @@ Drawing DrawGraph(const CheckReport& r, const std::vector<std::pair<int, int>>& 
           agsubnode(sub, node, 1);
         }
       }
-      for (const auto& [from, to] : edges) {
-        Agedge_t* e = agedge(g, gv_nodes[from], gv_nodes[to], nullptr, 1);
-        if (e) Set(e, "id", "ferry_edge_" + std::to_string(from) + "_" + std::to_string(to));
+      for (const Edge& edge : edges) {
+        Agedge_t* e = agedge(g, gv_nodes[edge.from], gv_nodes[edge.to], nullptr, 1);
+        if (!e) continue;
+        Set(e, "id", "ferry_edge_" + std::to_string(edge.from) + "_" + std::to_string(edge.to));
+        // The tensor's dtype and shape on the edge; a huge graph's bounded-effort layout goes without (labels
+        // are nodes of their own to dot, and would double its work).
+        if (!d.fast && !edge.type.empty()) Set(e, "label", GraphvizLabelEscape(ElideMiddle(edge.type, 40)));
       }
       if (gvLayout(s.gvc, g, "dot") == 0) {
         s.laid_out = true;
@@ -740,7 +760,7 @@ std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
     os << (i ? ",\n" : "\n") << NodeJson(r.nodes[i], time);
   }
   os << "],\n\"edges\":[";
-  for (size_t i = 0; i < edges.size(); ++i) os << (i ? "," : "") << "[" << edges[i].first << "," << edges[i].second << "]";
+  for (size_t i = 0; i < edges.size(); ++i) os << (i ? "," : "") << "[" << edges[i].from << "," << edges[i].to << "]";
   os << "]}</script>\n<script>" << kCheckHtmlJs << "</script>\n</body>\n</html>\n";
   return os.str();
 }

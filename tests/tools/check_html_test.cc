@@ -116,6 +116,16 @@ TEST(CheckHtml, EveryNodeIsOneElementWithItsData) {
   EXPECT_NE(html.find("Loop_0:body"), std::string::npos) << "subgraph cluster label";
 }
 
+TEST(CheckHtml, EdgesShowTheTensorTheyCarry) {
+  CheckReport r = MakeReport();
+  r.nodes[0].output_types = {"float32[1,64,56,56]"};
+  const std::string html = CheckHtml(r);
+  const size_t edge = html.find("id=\"ferry_edge_0_1\"");
+  ASSERT_NE(edge, std::string::npos);
+  const std::string element = html.substr(edge, html.find("</g>", edge) - edge);
+  EXPECT_NE(element.find(">float32[1,64,56,56]</text>"), std::string::npos) << element;
+}
+
 TEST(CheckHtml, ColorsByVerdict) {
   const std::string html = CheckHtml(MakeReport());
   EXPECT_NE(NodeElement(html, 0).find("fill=\"#c6efce\""), std::string::npos) << "native is green";
