@@ -83,6 +83,4 @@ void CapDnnlIsaFromEnvironment() {
   CapDnnlIsa(DefaultIsa());
 }
 
-std::string EffectiveDnnlIsa() { return Name(dnnl::get_effective_cpu_isa()); }
-
 }  // namespace ferry::cpu

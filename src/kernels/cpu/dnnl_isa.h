@@ -25,7 +25,4 @@ void CapDnnlIsa(const IsaSet& isa);
 // CLI's --isa, given FERRY_ISA's set narrowed by it, as a session's target is). Nothing without FERRY_ISA.
 void CapDnnlIsaFromEnvironment();
 
-// The instruction set oneDNN's primitives use in this process, in oneDNN's naming.
-std::string EffectiveDnnlIsa();
-
 }  // namespace ferry::cpu
