@@ -48,6 +48,10 @@ struct KernelDef {
   // Optional one-line description of what `predicate` / `shape_predicate` reject, for `ferry ops` and
   // docs/ops.md ("mode=cubic with tf_crop_and_resize not implemented"); "(predicate)" is shown when empty.
   std::string constraints;
+  // The library the kernel's arithmetic runs in, where it is not Ferry's own code: "oneDNN" (its primitives or
+  // its GEMM, for all shapes or some). `ferry ops` and `ferry check` then say which instruction set that library
+  // will use on the target (oneDNN picks its own, capped by --isa / FERRY_ISA: kernels/cpu/dnnl_isa.h).
+  std::string library;
 };
 
 // The factory of a kernel class constructed from (node, options) or from the node alone.

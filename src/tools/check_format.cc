@@ -69,7 +69,11 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   if (r.compute_capability > 0) {
     os << "; compute capability " << r.compute_capability / 10 << "." << r.compute_capability % 10;
   }
-  if (!r.onednn_isa.empty()) os << "; oneDNN kernels " << r.onednn_isa;
+  if (!r.onednn_isa.empty()) {
+    int64_t on_onednn = 0;
+    for (const NodeCheck& n : r.nodes) on_onednn += !n.library_isa.empty();
+    os << "; oneDNN kernels " << r.onednn_isa << " (" << on_onednn << (on_onednn == 1 ? " node)" : " nodes)");
+  }
   os << "\n\n";
 
   const std::string first = r.backends.empty() ? std::string() : r.backends.front();
@@ -224,6 +228,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                      {"verdict", VerdictName(n.verdict)},
                      {"backend", n.backend.empty() ? Json(nullptr) : Json(n.backend)},
                      {"kernel", n.kernel.empty() ? Json(nullptr) : Json(n.kernel)},
+                     {"onednn_isa", n.library_isa.empty() ? Json(nullptr) : Json(n.library_isa)},
                      {"layer", n.layer == FailureLayer::kNone ? Json(nullptr) : Json(FailureLayerName(n.layer))},
                      {"reason", n.reason},
                      {"remedy", n.remedy},

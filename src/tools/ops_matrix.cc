@@ -10,6 +10,8 @@
 #include <tuple>
 
 #include "backends/backend.h"
+#include "core/isa.h"
+#include "kernels/cpu/dnnl_isa.h"
 #include "ferry/error.h"
 #include "schemas/schema.h"
 
@@ -92,8 +94,14 @@ std::vector<std::string> TypeParts(const OpsKernel& k) {
   return parts;
 }
 
-// Host inputs, needs and constraints of one kernel.
-std::vector<std::string> NoteParts(const OpsKernel& k) {
+// The instruction set oneDNN uses on this host (FERRY_ISA narrowing it as it narrows oneDNN).
+std::string HostLibraryIsa(const OpsKernel& k) {
+  return k.library == "oneDNN" ? cpu::DnnlIsaFor(DefaultIsa()) : "";
+}
+
+// Host inputs, needs and constraints of one kernel; `library_isa`: the instruction set the kernel's library uses
+// here ("" for the machine-independent docs/ops.md).
+std::vector<std::string> NoteParts(const OpsKernel& k, const std::string& library_isa = "") {
   std::vector<std::string> parts;
   std::string c = k.ConstraintsText();
   if (!c.empty()) parts.push_back("constraints: " + c);
@@ -101,6 +109,9 @@ std::vector<std::string> NoteParts(const OpsKernel& k) {
   if (!k.isa.empty()) parts.push_back("needs: " + k.isa.ToString());
   if (k.min_compute_capability > 0) {
     parts.push_back("needs: compute capability " + CapabilityText(k.min_compute_capability));
+  }
+  if (!k.library.empty()) {
+    parts.push_back("runs on " + k.library + (library_isa.empty() ? "" : " (its " + library_isa + " code here)"));
   }
   return parts;
 }
@@ -301,6 +312,7 @@ OpsMatrix BuildOpsMatrix(const std::vector<const KernelRegistry*>& registries, c
         k.host_inputs = d.host_inputs;
         k.isa = d.isa;
         k.min_compute_capability = d.min_compute_capability;
+        k.library = d.library;
         sup.kernels.push_back(std::move(k));
       }
       if (sup.kernels.empty()) continue;
@@ -342,7 +354,7 @@ std::string OpsMatrixText(const OpsMatrix& m) {
         std::string range = RangeText(k.since, k.until);
         range.resize(std::max<size_t>(range.size(), 7), ' ');
         std::vector<std::string> cells = TypeParts(k);
-        for (auto& n : NoteParts(k)) cells.push_back(std::move(n));
+        for (auto& n : NoteParts(k, HostLibraryIsa(k))) cells.push_back(std::move(n));
         out << "    " << range << " " << (cells.empty() ? "-" : Join(cells, " | ")) << "\n";
       }
     }
@@ -415,6 +427,10 @@ std::string OpsMatrixJson(const OpsMatrix& m) {
         kj["host_inputs"] = k.host_inputs;
         kj["isa"] = k.isa.Names();
         kj["min_compute_capability"] = k.min_compute_capability;
+        if (!k.library.empty()) {
+          kj["library"] = k.library;
+          kj["library_isa"] = HostLibraryIsa(k);
+        }
         b["kernels"].push_back(std::move(kj));
       }
       auto& counts = per_backend[s.backend];

@@ -19,7 +19,9 @@
 //                             "unconstrained": ["T1"],     // schema type variables the kernel leaves open
 //                             "predicate": false, "shape_predicate": false,
 //                             "constraints": "",          // description, "(predicate)" or ""
-//                             "host_inputs": [], "isa": [], "min_compute_capability": 0}]}]}],
+//                             "host_inputs": [], "isa": [], "min_compute_capability": 0,
+//                             "library": "oneDNN",         // only for kernels running in a library
+//                             "library_isa": "avx2"}]}]}], // ... and the instruction set it uses on this host
 //    "summary": {"ops": N, "with_schema": N, "not_implemented": ["Op" or "domain::Op", ...],
 //                "backends": {"ref": {"ops": N, "kernels": N, "complete": N}}}}
 #pragma once
@@ -48,6 +50,7 @@ struct OpsKernel {
   std::vector<int> host_inputs;
   IsaSet isa;
   int min_compute_capability = 0;
+  std::string library;  // KernelDef::library: "oneDNN" or ""
 
   // The description, "(predicate)" / "(shape predicate)" when a predicate has none, "" without predicates.
   std::string ConstraintsText() const;

@@ -177,9 +177,21 @@ expect ferry_isa_caps_onednn 0 '^capped [1-9][0-9]*$' -- bash -c "FERRY_ISA=sse4
 expect isa_and_ferry_isa_intersect 0 '^capped [1-9][0-9]*$' -- bash -c "FERRY_ISA=sse4.1,avx ONEDNN_VERBOSE=1 \
   '$FERRY' run '$M' --random -O 0 --isa sse4.1,avx,avx2,fma | grep '^onednn_verbose,exec,cpu' >'$TMP/verbose_both.txt'; \
   ! grep -qE 'avx2|avx512' '$TMP/verbose_both.txt' && echo capped \$(wc -l <'$TMP/verbose_both.txt')"
-expect check_names_the_onednn_isa 0 'isa sse4.1,avx; oneDNN kernels avx$' -- "$FERRY" check "$M" --isa sse4.1,avx
+expect check_names_the_onednn_isa 0 'isa sse4.1,avx; oneDNN kernels avx \([1-9][0-9]* nodes\)$' -- \
+  "$FERRY" check "$M" --isa sse4.1,avx
 expect check_onednn_isa_json 0 '^avx2$' -- bash -c "'$FERRY' check '$M' --target-isa avx2,fma --json | \
   /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[\"target\"][\"onednn_isa\"])'"
+# ... and per node: a node whose kernel runs in oneDNN names the ISA it uses there; Ferry's own kernels none.
+expect check_node_onednn_isa_json 0 '^Conv avx$' -- bash -c "'$FERRY' check '$M' --target-isa sse4.1,avx --json | \
+  /usr/bin/python3 -c 'import json,sys; n=json.load(sys.stdin)[\"nodes\"]; \
+  print(*sorted({(x[\"op\"], x[\"onednn_isa\"]) for x in n if x[\"onednn_isa\"]})[0]); \
+  assert all(x[\"onednn_isa\"] is None for x in n if x[\"op\"] == \"Relu\")'"
+# ferry ops: a kernel running in oneDNN says so, with the ISA oneDNN uses on this host (FERRY_ISA narrows it).
+expect ops_names_onednn_isa 0 'runs on oneDNN \(its avx code here\)' -- bash -c "FERRY_ISA=sse4.1,avx '$FERRY' ops \
+  --op Conv --backend cpu"
+expect ops_onednn_isa_json 0 '^oneDNN avx$' -- bash -c "FERRY_ISA=sse4.1,avx '$FERRY' ops --op MatMul --backend cpu \
+  --json | /usr/bin/python3 -c 'import json,sys; k=json.load(sys.stdin)[\"ops\"][0][\"support\"][0][\"kernels\"][0]; \
+  print(k[\"library\"], k[\"library_isa\"])'"
 # ferry help [COMMAND]: the app's help, or a command's.
 expect help_lists_commands 0 'run .*run a model' -- "$FERRY" help
 expect help_command 0 '--output-dir' -- "$FERRY" help run

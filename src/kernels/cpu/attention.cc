@@ -182,7 +182,8 @@ void RegisterFerryAttentionKernels(KernelRegistry& r) {
            .predicate = AttentionPredicate,
            .isa = v.isa,
            .name = std::string("cpu.f32_attention__") + v.impl + ".1",
-           .constraints = "float32; scale finite and nonzero"});
+           .constraints = "float32; scale finite and nonzero",
+           .library = "oneDNN"});
   }
 }
 

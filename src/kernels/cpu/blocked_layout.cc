@@ -201,7 +201,8 @@ void RegisterBlockedLayoutKernels(KernelRegistry& r) {
          .shape_predicate = ReorderShapePredicate,
          .isa = {},
          .name = "cpu.f32_reorder_to_blocked__onednn.1",
-         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims"});
+         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims",
+         .library = "oneDNN"});
   r.Add({.op = "ReorderFromBlocked",
          .domain = domain,
          .since = 1,
@@ -211,7 +212,8 @@ void RegisterBlockedLayoutKernels(KernelRegistry& r) {
          .shape_predicate = ReorderShapePredicate,
          .isa = {},
          .name = "cpu.f32_reorder_from_blocked__onednn.1",
-         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims"});
+         .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

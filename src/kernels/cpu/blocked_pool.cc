@@ -426,7 +426,8 @@ void RegisterBlockedPoolKernels(KernelRegistry& r) {
            .name = "cpu.f32_blocked_pool__" + impl + ".1",
            .constraints = "float32; block 8, 16 or 0 (channels-last); MaxPool/AveragePool: 1-3 spatial dims, no "
                           "dilations, no window without an input element (MaxPool; AveragePool without "
-                          "count_include_pad)"});
+                          "count_include_pad)",
+           .library = "oneDNN"});
   };
   def("onednn_avx512", {Isa::kAvx512f}, &AverageLanesAvx512, &MaxPoolRowAvx512);
   def("onednn", {}, &AverageLanesScalar, nullptr);

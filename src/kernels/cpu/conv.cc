@@ -679,7 +679,8 @@ void RegisterConvKernels(KernelRegistry& r) {
          .shape_predicate = ConvShapePredicate,
          .isa = {},
          .name = "cpu.f32_conv__onednn.1",
-         .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_* with strides > 1"});
+         .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_* with strides > 1",
+         .library = "oneDNN"});
 }
 
 void RegisterFusedConvKernels(KernelRegistry& r) {
@@ -693,7 +694,8 @@ void RegisterFusedConvKernels(KernelRegistry& r) {
          .shape_predicate = ConvShapePredicate,
          .isa = {},
          .name = "cpu.f32_fused_conv__onednn.1",
-         .constraints = "float32; 1-D to 3-D; activation Clip only with min <= max"});
+         .constraints = "float32; 1-D to 3-D; activation Clip only with min <= max",
+         .library = "oneDNN"});
   r.Add({.op = "BlockedConv",
          .domain = domain,
          .since = 1,
@@ -705,7 +707,8 @@ void RegisterFusedConvKernels(KernelRegistry& r) {
          .name = "cpu.f32_blocked_conv__onednn.1",
          .constraints = "float32; 1-D to 3-D; block 8, 16 or 0 (channels-last); only what oneDNN runs with a jit "
                         "kernel: blocks 8/16 group only 2-D depthwise or with C/group, M/group multiples of the "
-                        "block, plain_input only with C < block; channels-last no plain_input"});
+                        "block, plain_input only with C < block; channels-last no plain_input",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

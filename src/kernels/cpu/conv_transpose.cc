@@ -265,7 +265,8 @@ void RegisterConvTransposeKernels(KernelRegistry& r) {
          .shape_predicate = ConvTransposeShapePredicate,
          .isa = {},
          .name = "cpu.f32_conv_transpose__onednn.1",
-         .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_*, no output_shape"});
+         .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_*, no output_shape",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

@@ -330,7 +330,8 @@ void RegisterEinsumKernels(KernelRegistry& r) {
          .create = MakeKernel<Einsum>,
          .predicate = OneOrTwoInputs,
          .name = "cpu.any_einsum__gemm.12",
-         .constraints = "one or two inputs"});
+         .constraints = "one or two inputs",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

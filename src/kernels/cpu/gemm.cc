@@ -190,7 +190,8 @@ void RegisterGemmKernels(KernelRegistry& r) {
          .since = 1,
          .types = {{"T", {DataType::kFloat}}},
          .create = MakeKernel<Gemm>,
-         .name = "cpu.f32_gemm__onednn.1"});
+         .name = "cpu.f32_gemm__onednn.1",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

@@ -192,7 +192,8 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .create = MakeKernel<LayerNormalization>,
          .predicate = StatsAsFloat,
          .name = "cpu.f32_layernormalization__onednn.17",
-         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)"});
+         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)",
+         .library = "oneDNN"});
   // ai.ferry::LayerNormalization (what fuse_layer_norm makes of the decomposed formula below opset 17): the same op.
   r.Add({.op = "LayerNormalization",
          .domain = "ai.ferry",
@@ -201,7 +202,8 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .create = MakeKernel<LayerNormalization>,
          .predicate = StatsAsFloat,
          .name = "cpu.f32_ferry_layernormalization__onednn.1",
-         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)"});
+         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

@@ -316,7 +316,8 @@ void RegisterMatMulKernels(KernelRegistry& r) {
          .since = 1,
          .types = {{"T", {DataType::kFloat}}},
          .create = MakeMatMulKernel,
-         .name = "cpu.f32_matmul__onednn.1"});
+         .name = "cpu.f32_matmul__onednn.1",
+         .library = "oneDNN"});
 }
 
 void RegisterFusedMatMulKernels(KernelRegistry& r) {
@@ -328,7 +329,8 @@ void RegisterFusedMatMulKernels(KernelRegistry& r) {
          .predicate = FusedMatMulPredicate,
          .isa = {},
          .name = "cpu.f32_fused_matmul__onednn.1",
-         .constraints = "float32; activation Clip only with min <= max"});
+         .constraints = "float32; activation Clip only with min <= max",
+         .library = "oneDNN"});
 }
 
 }  // namespace ferry::cpu

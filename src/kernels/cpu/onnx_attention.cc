@@ -285,7 +285,8 @@ void RegisterOnnxAttentionKernels(KernelRegistry& r) {
              return std::make_unique<OnnxAttention>(node, row);
            },
            .isa = v.isa,
-           .name = std::string("cpu.f32_onnx_attention__") + v.impl + ".23"});
+           .name = std::string("cpu.f32_onnx_attention__") + v.impl + ".23",
+           .library = "oneDNN"});
   }
 }
 

@@ -218,7 +218,8 @@ void RegisterPoolingKernels(KernelRegistry& r) {
            .predicate = PoolReason,
            .isa = isa,
            .name = "cpu.f32_maxpool__" + impl + ".1",
-           .constraints = "1-3 spatial dims"});
+           .constraints = "1-3 spatial dims",
+           .library = "oneDNN"});
     r.Add({.op = "AveragePool",
            .since = 1,
            .types = f32,
@@ -228,7 +229,8 @@ void RegisterPoolingKernels(KernelRegistry& r) {
            .predicate = PoolReason,
            .isa = isa,
            .name = "cpu.f32_averagepool__" + impl + ".1",
-           .constraints = "1-3 spatial dims"});
+           .constraints = "1-3 spatial dims",
+           .library = "oneDNN"});
   };
   def("avx2", {Isa::kAvx2, Isa::kFma}, PlainPoolIsa::kAvx2);
   def("scalar", {}, PlainPoolIsa::kScalar);

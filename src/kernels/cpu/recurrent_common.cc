@@ -217,7 +217,8 @@ void AddVariants(KernelRegistry& r, const std::string& op, const std::string& lo
            .types = {{"T", {DataType::kFloat}}, {"T1", {DataType::kInt32}}},
            .create = [make, simd](const ir::Node& node, const KernelOptions&) { return make(node, simd); },
            .isa = v.isa,
-           .name = "cpu.f32_" + lower + "__" + v.impl + ".7"});
+           .name = "cpu.f32_" + lower + "__" + v.impl + ".7",
+           .library = "oneDNN"});
   }
 }
 
