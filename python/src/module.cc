@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "convert.h"
+#include "core/file_fingerprint.h"
 #include "core/isa.h"
 #include "ferry/error.h"
 #include "ferry/limits.h"
@@ -103,9 +104,10 @@ class PySession {
       const std::string bytes = model.cast<std::string>();
       const std::string base = Get<std::string>(options, "base_dir", "");
       py::gil_scoped_release nogil;
-      session_ = Session::CreateFromBytes(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o, base);
+      const std::span<const uint8_t> span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      session_ = Session::CreateFromBytes(span, o, base);
       name_ = "<bytes>";
+      fingerprint_ = BytesFingerprint(span);  // cheap next to parsing them; the bytes are not kept
     } else {
       const std::string path = py::str(model).cast<std::string>();
       {
@@ -202,7 +204,13 @@ class PySession {
       std::lock_guard<std::mutex> lock(mu_);
       runs.swap(runs_);
     }
-    tools::WriteProfileTrace(runs, "ferry " + name_, path);
+    // The trace records the model (`ferry check --html --profile` refuses a trace of another model); a file is
+    // fingerprinted when the first trace is written, not at creation, which profiling sessions alone pay for.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (fingerprint_.empty()) fingerprint_ = FileFingerprint(name_);
+    }
+    tools::WriteProfileTrace(runs, "ferry " + name_, path, fingerprint_);
     return runs.size();
   }
 
@@ -250,6 +258,7 @@ class PySession {
 
   std::unique_ptr<Session> session_;
   std::string name_;
+  mutable std::string fingerprint_;  // the model's (core/file_fingerprint.h), for the profile trace
   mutable std::mutex mu_;
   mutable std::vector<tools::ProfiledRun> runs_;
 };

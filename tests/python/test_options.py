@@ -122,6 +122,21 @@ def test_profiling(models, tmp_path, monkeypatch):
     nodes = [e for e in trace["traceEvents"] if e.get("cat") == "node"]
     assert len(runs) == 3 and nodes and all("op" in e["args"] for e in nodes)
     assert ferry.InferenceSession(models["conv"]).end_profiling() == ""
+    # The trace records the model as `ferry run --profile` does, so `ferry check --html --profile` can tell.
+    with open(models["conv"], "rb") as f:
+        data = f.read()
+    assert trace["otherData"]["model"] == "fnv1a64:%016x:%d" % (fnv1a64(data), len(data))
+    from_bytes = ferry.InferenceSession(data, so)
+    from_bytes.run(None, conv_feed())
+    with open(tmp_path / from_bytes.end_profiling()) as f:
+        assert json.load(f)["otherData"]["model"] == trace["otherData"]["model"]
+
+
+def fnv1a64(data):
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
 
 
 def test_optimized_model_filepath(models, tmp_path):
