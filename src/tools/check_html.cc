@@ -21,10 +21,17 @@
 #include "core/human_format.h"
 #include "ferry/error.h"
 #include "tools/check_html_assets.h"
+#include "tools/check_html_problems.h"
 #include "tools/profile_overlay.h"
 
 namespace ferry::tools {
 namespace {
+
+using check_html::FormatMs;
+using check_html::FormatPercent;
+using check_html::HumanFlops;
+using check_html::LayerName;
+using check_html::QualifiedOp;
 
 // ---- strings ------------------------------------------------------------------------------------------------
 
@@ -135,19 +142,6 @@ std::string ElideMiddle(std::string_view s, size_t max_chars) {
   return out;
 }
 
-std::string QualifiedOp(const NodeCheck& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
-
-std::string HumanFlops(double v) {
-  if (!(v > 0) || !std::isfinite(v)) return "-";
-  char buf[32];
-  if (v >= 1e12) std::snprintf(buf, sizeof buf, "%.2f TFLOP", v / 1e12);
-  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GFLOP", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MFLOP", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.2f KFLOP", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f FLOP", v);
-  return buf;
-}
-
 const char* kFill[] = {"#c6efce", "#ffe08a", "#ffb3b3"};    // native, fallback, unsupported (CSS: --native...)
 const char* kStroke[] = {"#2e7d32", "#a67c00", "#c62828"};
 
@@ -155,8 +149,6 @@ const char* kStroke[] = {"#2e7d32", "#a67c00", "#c62828"};
 int VerdictIndex(Verdict v) {
   return v == Verdict::kNative || v == Verdict::kPinned ? 0 : v == Verdict::kFallback ? 1 : 2;
 }
-
-std::string LayerName(FailureLayer layer) { return layer == FailureLayer::kNone ? "" : FailureLayerName(layer); }
 
 // ---- edges --------------------------------------------------------------------------------------------------
 
@@ -206,19 +198,6 @@ std::vector<Edge> GraphEdges(const CheckReport& r) {
 }
 
 // ---- profile overlay (--profile TRACE) --------------------------------------------------------------------
-
-std::string FormatPercent(double percent) {
-  if (percent > 0 && percent < 0.05) return "<0.1%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", percent);
-  return buf;
-}
-
-std::string FormatMs(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f ms" : ms >= 1 ? "%.2f ms" : "%.3f ms", ms);
-  return buf;
-}
 
 // The heat tint of a share: sqrt(share / largest share) along light cream -> orange.
 std::string HeatColor(double percent, double max_percent) {
@@ -523,46 +502,6 @@ void Summary(std::ostringstream& os, const CheckReport& r) {
   os << "</div></div>\n</section>\n";
 }
 
-void ProblemTable(std::ostringstream& os, const CheckReport& r) {
-  std::vector<size_t> rows;
-  for (size_t i = 0; i < r.nodes.size(); ++i) {
-    if (r.nodes[i].verdict != Verdict::kNative) rows.push_back(i);
-  }
-  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
-    return VerdictIndex(r.nodes[a].verdict) > VerdictIndex(r.nodes[b].verdict);  // unsupported first
-  });
-  os << "<h2>Problems (" << rows.size() + r.problems.size() << ")</h2>\n";
-  if (rows.empty() && r.problems.empty()) {
-    os << "<p class=\"empty\">None: every node runs natively on " << HtmlEscape(r.backends.empty() ? "" : r.backends[0])
-       << ".</p>\n";
-  }
-  if (!r.problems.empty()) {
-    os << "<table><tr><th>model-level problem</th></tr>\n";
-    for (const std::string& p : r.problems) os << "<tr class=\"row-unsupported\"><td>" << HtmlEscape(p) << "</td></tr>\n";
-    os << "</table><br>\n";
-  }
-  if (!rows.empty()) {
-    os << "<table id=\"problems\"><tr><th>node</th><th>op</th><th>verdict</th><th>layer</th><th>reason</th>"
-          "<th>remedy</th><th class=\"num\">FLOPs</th></tr>\n";
-    for (size_t i : rows) {
-      const NodeCheck& n = r.nodes[i];
-      const std::string name = n.name.empty() ? "#" + std::to_string(i) : n.name;
-      os << "<tr class=\"row-" << VerdictName(n.verdict) << "\" data-ref=\"" << i << "\"><td class=\"name\"><a>"
-         << HtmlEscape(n.graph == "main" || n.graph.empty() ? name : n.graph + "/" + name) << "</a></td><td class=\"mono\">"
-         << HtmlEscape(QualifiedOp(n)) << "/" << n.opset << "</td><td>" << VerdictName(n.verdict)
-         << (n.backend.empty() ? "" : " &rarr; " + HtmlEscape(n.backend)) << "</td><td>" << LayerName(n.layer)
-         << "</td><td>" << HtmlEscape(n.reason) << "</td><td>" << HtmlEscape(n.remedy) << "</td><td class=\"num\">"
-         << HumanFlops(n.flops) << "</td></tr>\n";
-    }
-    os << "</table>\n";
-  }
-  if (!r.warnings.empty()) {
-    os << "<h2>Warnings (" << r.warnings.size() << ")</h2>\n<table>\n";
-    for (const std::string& w : r.warnings) os << "<tr><td>" << HtmlEscape(w) << "</td></tr>\n";
-    os << "</table>\n";
-  }
-}
-
 void OpsTable(std::ostringstream& os, const CheckReport& r) {
   struct Row {
     std::array<int64_t, 3> count{};
@@ -728,17 +667,27 @@ std::string CheckHtml(const CheckReport& r, const CheckHtmlOptions& options) {
     os << "<span class=\"legend\"><span><span class=\"sw native\"></span>native</span><span><span class=\"sw "
           "fallback\"></span>fallback</span><span><span class=\"sw unsupported\"></span>unsupported</span></span>";
   }
+  // Past the bounded-effort layout's size the whole graph is too big to read: the page opens on its problems.
+  const bool large = r.nodes.size() > kFastLayoutNodes;
+  const bool problems_first = large && std::any_of(r.nodes.begin(), r.nodes.end(), [](const NodeCheck& n) {
+    return n.verdict == Verdict::kFallback || n.verdict == Verdict::kUnsupported;
+  });
+  os << check_html::ViewControls(r, large);
   os << "<input id=\"search\" type=\"search\" placeholder=\"find node or op (Enter: next)\"><span id=\"found\"></span>"
         "<button class=\"zoom\" id=\"zoom-out\" title=\"zoom out\">&minus;</button><span class=\"zoom\" "
         "id=\"zoom-level\"></span><button class=\"zoom\" id=\"zoom-in\" title=\"zoom in (Ctrl+wheel)\">+</button>"
         "<button class=\"zoom\" id=\"zoom-fit\">fit</button><button class=\"zoom\" id=\"zoom-1\">1:1</button></div>\n";
   if (!drawing.note.empty()) os << "<div class=\"note\">" << HtmlEscape(drawing.note) << "</div>\n";
+  if (problems_first) {
+    os << "<div class=\"note\" id=\"problems-note\">" << r.nodes.size() << " nodes: only the problem nodes and their "
+          "neighbours are shown. Uncheck <b>problems only</b> to see every node.</div>\n";
+  }
   os << "<div id=\"graph\">\n";
   if (!drawing.svg.empty()) os << drawing.svg;
   else NodeGrid(os, r, overlay);
   os << "</div>\n</div>\n<aside id=\"details\"></aside>\n</section>\n<section class=\"tables\">\n";
   if (overlay) TimeTable(os, r, *overlay, *options.profile, options.profile_source);
-  ProblemTable(os, r);
+  check_html::ProblemTable(os, r, overlay);
   OpsTable(os, r);
   os << "</section>\n</main>\n<footer>Generated by <code>ferry check</code>. " << r.nodes.size() << " nodes, "
      << edges.size() << " edges";

@@ -3,7 +3,9 @@
 // verdict — green native, yellow fallback, red unsupported — and shows a node's details (op, opset, backend and
 // kernel, failure layer, reason, remedy, every backend asked, input/output types, FLOPs) on hover or click;
 // below it, the summary: model and target, counts by verdict, fallback ratios by nodes and by FLOPs, ops by
-// verdict, and every problem.
+// verdict, and every problem: by severity (error: will not run; slow: a costly fallback; minor: a fallback of
+// negligible cost), identical ones grouped into one row with a count (check_html_problems.h, docs/check.md).
+// A "problems only" control hides the nodes that run natively; past 1000 nodes the page opens that way.
 //
 // With a profile (CheckHtmlOptions::profile) the nodes are colored by their share of the run time instead.
 //

@@ -37,7 +37,7 @@ main { padding: 12px 18px 24px; }
            font-size: 12.5px; flex-wrap: wrap; }
 .toolbar button { font: inherit; padding: 2px 9px; border: 1px solid #b9c1cc; background: #f7f9fb; border-radius: 5px;
                   cursor: pointer; }
-.toolbar input { font: inherit; padding: 2px 6px; border: 1px solid #b9c1cc; border-radius: 5px; width: 190px; }
+.toolbar input { font: inherit; padding: 2px 6px; border: 1px solid #b9c1cc; border-radius: 5px; width: 170px; }
 .legend { display: flex; gap: 10px; margin-right: auto; }
 .sw { display: inline-block; width: 12px; height: 12px; border-radius: 3px; vertical-align: -2px; margin-right: 4px;
       border: 1.5px solid; }
@@ -89,6 +89,22 @@ tr.row-fallback td:first-child { border-left: 4px solid var(--fallback-s); }
 td.name { word-break: break-all; max-width: 320px; }
 .empty { color: var(--muted); font-style: italic; }
 footer { padding: 8px 18px 18px; color: var(--muted); font-size: 12px; }
+.view { display: flex; gap: 10px; align-items: center; white-space: nowrap; }
+.view label { cursor: pointer; }
+.toolbar input[type=checkbox] { width: auto; padding: 0; margin: 0 4px 0 0; vertical-align: -2px; }
+#shown { color: var(--muted); }
+#graph .hidden { display: none; }
+.sev { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 11.5px; font-weight: 600;
+       border: 1.5px solid; }
+.sev-error { background: var(--unsupported); border-color: var(--unsupported-s); color: #6b0d0d; }
+.sev-slow { background: var(--fallback); border-color: var(--fallback-s); color: #5c4400; }
+.sev-minor { background: #eef1f5; border-color: #b9c1cc; color: var(--muted); }
+.sev-info { background: #e3eefc; border-color: #7ea6d8; color: #1d4f8c; }
+tr.sev-row-minor td, tr.sev-row-info td { color: var(--muted); }
+tr.sev-row-minor td:first-child, tr.sev-row-info td:first-child { border-left: 4px solid #b9c1cc; }
+td.name summary { cursor: pointer; }
+ol.members { margin: 4px 0 0; padding-left: 24px; max-height: 240px; overflow: auto; }
+.sev-summary { font-size: 12.5px; margin: 0 0 6px; }
 )CSS";
 
 const char kCheckHtmlJs[] = R"JS(
@@ -208,6 +224,8 @@ const char kCheckHtmlJs[] = R"JS(
     graph.scrollTop += (r.top + r.height / 2) - (c.top + c.height / 2);
   }
   function select(i, scroll) {
+    var target = byId(i);
+    if (target && scroll) target.classList.remove('hidden');  // asked for by name: show it even when filtered out
     mark(pinned, 'selected', false);
     pinned = (pinned === i && !scroll) ? null : i;
     mark(pinned, 'selected', true);
@@ -229,12 +247,86 @@ const char kCheckHtmlJs[] = R"JS(
   });
   graph.addEventListener('mouseleave', function () { mark(hovered, 'hover', false); hovered = null; show(pinned); });
   graph.addEventListener('click', function (ev) { var i = nodeOf(ev.target); if (i !== null) select(i, false); });
+  // A row of a table pins its (first) node; in a group's list of nodes each name pins its own, and opening the
+  // list pins nothing.
   document.querySelectorAll('tr[data-ref]').forEach(function (tr) {
-    tr.addEventListener('click', function () {
+    tr.addEventListener('click', function (ev) {
+      if (ev.target.closest && ev.target.closest('details')) return;
       select(Number(tr.getAttribute('data-ref')), true);
       graph.scrollIntoView({block: 'nearest'});
     });
   });
+  document.querySelectorAll('a[data-ref]').forEach(function (a) {
+    a.addEventListener('click', function (ev) {
+      ev.preventDefault();
+      select(Number(a.getAttribute('data-ref')), true);
+      graph.scrollIntoView({block: 'nearest'});
+    });
+  });
+
+  // "problems only": hide the nodes that run natively (or where --pin put them) and the edges to them; with
+  // "+ neighbours", keep the producers and consumers of every problem node too.
+  var only = document.getElementById('problems-only'), near = document.getElementById('neighbours');
+  var shown = document.getElementById('shown');
+  var isProblem = nodes.map(function (n) { return n.verdict === 'fallback' || n.verdict === 'unsupported'; });
+  function applyView() {
+    var on = !!(only && only.checked && !only.disabled), withNear = on && near && near.checked;
+    var keep = isProblem.slice();
+    if (withNear) {
+      isProblem.forEach(function (p, i) {
+        if (!p) return;
+        preds[i].forEach(function (j) { keep[j] = true; });
+        succs[i].forEach(function (j) { keep[j] = true; });
+      });
+    }
+    var count = 0;
+    nodes.forEach(function (n, i) {
+      var e = byId(i);
+      if (e) e.classList.toggle('hidden', on && !keep[i]);
+      if (!on || keep[i]) count++;
+    });
+    edges.forEach(function (e) {
+      var x = document.getElementById('ferry_edge_' + e[0] + '_' + e[1]);
+      if (x) x.classList.toggle('hidden', on && !(keep[e[0]] && keep[e[1]]));
+    });
+    graph.classList.toggle('problems-only', on);
+    if (near) near.disabled = !(only && only.checked && !only.disabled);
+    if (shown) shown.textContent = on ? count + ' of ' + nodes.length + ' nodes' : '';
+  }
+  // The problem nodes worst first, as the problem table lists them (a group's nodes in its order).
+  var worstFirst = [];
+  document.querySelectorAll('#problems tr[data-ref]:not([data-severity="info"])').forEach(function (tr) {
+    var members = tr.querySelectorAll('a[data-ref]');
+    if (!members.length) worstFirst.push(Number(tr.getAttribute('data-ref')));
+    members.forEach(function (a) { worstFirst.push(Number(a.getAttribute('data-ref'))); });
+  });
+  function step(by) {
+    if (!worstFirst.length) return;
+    var at = worstFirst.indexOf(pinned);
+    at = at < 0 ? (by > 0 ? 0 : worstFirst.length - 1) : (at + by + worstFirst.length) % worstFirst.length;
+    select(worstFirst[at], true);
+    document.getElementById('problem-pos').textContent = (at + 1) + '/' + worstFirst.length;
+  }
+  var prev = document.getElementById('prev-problem'), next = document.getElementById('next-problem');
+  if (prev) prev.addEventListener('click', function () { step(-1); });
+  if (next) next.addEventListener('click', function () { step(1); });
+  if (only) only.addEventListener('change', function () { applyView(); if (pinned !== null) reveal(pinned); });
+  if (near) near.addEventListener('change', function () { applyView(); if (pinned !== null) reveal(pinned); });
+  applyView();
+
+  // The bounding box of the node elements not hidden, in unscaled pixels of the drawing; null when none is shown.
+  function shownBox() {
+    var c = svg.getBoundingClientRect(), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    nodes.forEach(function (n, i) {
+      var e = byId(i);
+      if (!e || e.classList.contains('hidden')) return;
+      var r = e.getBoundingClientRect();
+      x0 = Math.min(x0, r.left - c.left); y0 = Math.min(y0, r.top - c.top);
+      x1 = Math.max(x1, r.right - c.left); y1 = Math.max(y1, r.bottom - c.top);
+    });
+    if (!(x1 > x0)) return null;
+    return {x: x0 / scale, y: y0 / scale, w: Math.max(1, (x1 - x0) / scale), h: Math.max(1, (y1 - y0) / scale)};
+  }
 
   // Zoom: the SVG is sized in CSS pixels from its viewBox times the scale.
   var scale = 1, vw = 0, vh = 0;
@@ -263,7 +355,15 @@ const char kCheckHtmlJs[] = R"JS(
     document.getElementById('zoom-in').onclick = function () { var m = mid(); zoomTo(scale * 1.25, m[0], m[1]); };
     document.getElementById('zoom-out').onclick = function () { var m = mid(); zoomTo(scale / 1.25, m[0], m[1]); };
     document.getElementById('zoom-fit').onclick = function () {
-      zoomTo(Math.min((graph.clientWidth - 4) / vw, (graph.clientHeight - 4) / vh), 0, 0);
+      var box = graph.classList.contains('problems-only') ? shownBox() : null;
+      if (!box) { zoomTo(Math.min((graph.clientWidth - 4) / vw, (graph.clientHeight - 4) / vh), 0, 0); return; }
+      // Fit the nodes still shown: their bounding box, in unscaled drawing pixels, fills the panel.
+      var s = Math.min(1.5, (graph.clientWidth - 24) / box.w, (graph.clientHeight - 24) / box.h);
+      zoomTo(s, 0, 0);
+      var c = graph.getBoundingClientRect(), o = svg.getBoundingClientRect();
+      var left = o.left - c.left + graph.scrollLeft, top = o.top - c.top + graph.scrollTop;  // the drawing's origin
+      graph.scrollLeft = left + box.x * scale - (graph.clientWidth - box.w * scale) / 2;
+      graph.scrollTop = top + box.y * scale - (graph.clientHeight - box.h * scale) / 2;
     };
     document.getElementById('zoom-1').onclick = function () { var m = mid(); zoomTo(1, m[0], m[1]); };
     graph.addEventListener('wheel', function (ev) {
@@ -298,9 +398,11 @@ const char kCheckHtmlJs[] = R"JS(
     found.textContent = (cursor + 1) + ' of ' + matches.length;
   });
 
-  // Start on the node named by the URL (#node=<index>), else the first node that does not run natively, else
-  // the top of the drawing.
-  var first = nodes.findIndex(function (n) { return n.verdict !== 'native'; });
+  // Start on the node named by the URL (#node=<index>), else the worst problem (the first row of the problem
+  // table), else the first node that does not run natively, else the top of the drawing.
+  var worst = document.querySelector('#problems tr[data-ref]');
+  var first = worst ? Number(worst.getAttribute('data-ref'))
+                    : nodes.findIndex(function (n) { return n.verdict !== 'native'; });
   var linked = /^#node=(\d+)$/.exec(location.hash);
   if (linked && Number(linked[1]) < nodes.length) first = Number(linked[1]);
   show(null);

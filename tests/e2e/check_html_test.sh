@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# `ferry check --html` rendered in a real browser: headless Chromium loads the report of the quickstart CNN and of
-# a generated model with an unsupported custom-domain op (and hostile node names), takes a screenshot and dumps
-# the DOM after the page's script ran; the DOM must hold one element per node of `ferry check --json`, colored by
-# verdict, with the details panel filled and no markup injected by node names.
+# `ferry check --html` rendered in a real browser: headless Chromium loads the report of the quickstart CNN, of
+# a generated model with an unsupported custom-domain op (and hostile node names) and of a generated 1,100-node
+# chain with three such ops, takes a screenshot and dumps the DOM after the page's script ran; the DOM must hold
+# one element per node of `ferry check --json`, colored by verdict, with the details panel filled and no markup
+# injected by node names. The problem table lists its rows by severity, the chain's three identical problems as
+# one row of three; the large graph opens in the "problems only" view (the script hid every node that is neither
+# a problem nor next to one), the small ones with every node shown.
 # Usage: check_html_test.sh path/to/ferry     (exit 77 = skipped: no chromium or no /usr/bin/python3 with onnx)
 # CHECK_HTML_KEEP=DIR keeps the reports, screenshots and DOM dumps in DIR.
 set -u
@@ -42,6 +45,25 @@ model.ir_version = 8
 save(model, sys.argv[1])
 EOF
 
+# Past the bounded-effort layout's size (1000 nodes): Relu x 1100 with com.example::Mystery at 300, 600 and 900.
+/usr/bin/python3 - "$TMP/large.onnx" <<'EOF'
+import sys
+from onnx import TensorProto, helper, save
+nodes, prev = [], "x"
+for i in range(1100):
+    mystery = i in (300, 600, 900)
+    nodes.append(helper.make_node("Mystery" if mystery else "Relu", [prev], [f"v{i}"], name=f"n{i}",
+                                  domain="com.example" if mystery else ""))
+    prev = f"v{i}"
+nodes.append(helper.make_node("Identity", [prev], ["y"], name="out"))
+graph = helper.make_graph(nodes, "large", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)],
+                          producer_name="check_html_test")
+model.ir_version = 8
+save(model, sys.argv[1])
+EOF
+
 chrome() {  # chrome OUT_PREFIX HTML [FRAGMENT]: screenshot + DOM dump (of HTML#FRAGMENT)
   local profile
   profile="$(mktemp -d)"
@@ -53,7 +75,7 @@ chrome() {  # chrome OUT_PREFIX HTML [FRAGMENT]: screenshot + DOM dump (of HTML#
   rm -rf "$profile"
 }
 
-for model in "$ROOT/models/quickstart_cnn.onnx" "$TMP/custom.onnx"; do
+for model in "$ROOT/models/quickstart_cnn.onnx" "$TMP/custom.onnx" "$TMP/large.onnx"; do
   name="$(basename "$model" .onnx)"
   out="$TMP/$name"
   "$FERRY" check "$model" --json --html "$out.html" >"$out.json" 2>"$out.err"
@@ -82,10 +104,14 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 class Dom(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.stack, self.nodes, self.tags, self.details = [], {}, {}, []
+        self.stack, self.nodes, self.tags, self.details, self.rows, self.inputs = [], {}, {}, [], [], {}
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "tr" and "data-severity" in a:
+            self.rows.append(a)
+        if tag == "input" and "id" in a:
+            self.inputs[a["id"]] = a
         node = a if "data-node" in a else None
         if node is not None:
             node["fills"] = []
@@ -128,6 +154,40 @@ for i, n in enumerate(want):
     if color not in e["fills"]:
         errors.append(f"node {i} ({n['verdict']}): fills {e['fills']}, want {color}")
 details = " ".join(p.details)
+# The problem table: worst first, one row per (op, verdict, layer, reason) with the count of its nodes.
+order = {"error": 0, "slow": 1, "minor": 2, "info": 3}
+levels = [order.get(r.get("data-severity"), 9) for r in p.rows]
+if levels != sorted(levels) or 9 in levels:
+    errors.append(f"problem rows not by severity: {[r.get('data-severity') for r in p.rows]}")
+problem = {i for i, n in enumerate(want) if n["verdict"] in ("fallback", "unsupported")}
+if sum(int(r.get("data-count", 0)) for r in p.rows if r.get("data-severity") != "info") != len(problem):
+    errors.append(f"problem rows count {[r.get('data-count') for r in p.rows]}, want {len(problem)} nodes")
+# The "problems only" view: on for the large graph (only problems and their neighbours left), off otherwise.
+only = p.inputs.get("problems-only")
+hidden = {int(i) for i, els in p.nodes.items() if "hidden" in els[0].get("class", "").split()}
+if only is None or "neighbours" not in p.inputs:
+    errors.append("no problems-only / neighbours control")
+elif model == "large":
+    producer = {o: i for i, n in enumerate(want) for o in n["outputs"] if o}
+    keep = set(problem)
+    for i, n in enumerate(want):
+        for j in (producer[v] for v in n["inputs"] if v in producer):
+            if i in problem:
+                keep.add(j)
+            if j in problem:
+                keep.add(i)
+    want_hidden = set(range(len(want))) - keep
+    if "checked" not in only:
+        errors.append("large graph: problems only is not the default")
+    if hidden != want_hidden:
+        errors.append(f"large graph: {len(hidden)} nodes hidden, want {len(want_hidden)} "
+                      f"(shown: {sorted(set(range(len(want))) - hidden)[:20]}, want {sorted(keep)})")
+    if len(p.rows) != 1 or p.rows[0].get("data-count") != "3" or p.rows[0].get("data-severity") != "error":
+        errors.append(f"large graph: the 3 Mystery nodes are not one error row of 3: {p.rows}")
+    if 'id="problems-note"' not in dom:
+        errors.append("large graph: no note about the problems-only view")
+elif "checked" in only or hidden:
+    errors.append(f"{model}: problems only is on by default ({len(hidden)} nodes hidden)")
 if model == "custom":
     bad = [n for n in want if n["op"] == "Mystery"]
     if not bad or bad[0]["verdict"] != "unsupported":
@@ -139,6 +199,10 @@ if model == "custom":
         errors.append(f"details panel does not show the unsupported node: {details[:300]!r}")
     if p.tags.get("img", 0) != 0 or p.tags.get("script", 0) != 2:
         errors.append(f"markup injected by node names: {p.tags.get('img', 0)} img, {p.tags.get('script', 0)} script")
+elif model == "large":
+    # The first problem is pinned (and shown by the problems-only view).
+    if "n300" not in details or "com.example" not in details:
+        errors.append(f"details panel does not show the first Mystery node: {details[:300]!r}")
 else:
     # Opened as report.html#node=5: the details panel shows node 5.
     if want[5]["name"] not in details or want[5]["kernel"] not in details:
