@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -21,6 +22,14 @@
 
 namespace ferry::cli {
 namespace {
+
+// The version on the chart's footer: the build's FERRY_VERSION when it defines one, else the one `ferry --version`
+// prints (apps/ferry/main.cc) and CMakeLists.txt's project() declares.
+#ifdef FERRY_VERSION
+constexpr const char* kFerryVersion = FERRY_VERSION;
+#else
+constexpr const char* kFerryVersion = "0.1.0";
+#endif
 
 struct BenchArgs {
   std::string model;
@@ -193,7 +202,12 @@ int Bench(const BenchArgs& a) {
   if (progress) std::cerr << "\r\x1b[K" << std::flush;
   tools::AnalyzeBench(report);
   if (!a.plot.empty()) {
-    const std::string svg = tools::RenderBenchSvg(tools::BenchPlotFromReport(report));
+    tools::BenchPlot chart = tools::BenchPlotFromReport(report);
+    chart.host = tools::BenchHostDescription();
+    if (report.run.server) chart.host += " (the client; the model ran on the server)";
+    chart.ferry_version = kFerryVersion;
+    chart.date = tools::UtcDate(std::time(nullptr));
+    const std::string svg = tools::RenderBenchSvg(chart);
     if (!plot.write(svg.data(), static_cast<std::streamsize>(svg.size())) || !plot.flush()) {
       throw InvalidArgumentError("--plot: cannot write '" + a.plot + "'");
     }
@@ -257,7 +271,9 @@ Command AddBenchCommand(CLI::App& app) {
   auto* json = cmd->add_flag("--json", args->json, "machine-readable output (fields: docs/bench.md)");
   auto* csv = cmd->add_flag("--csv", args->csv, "one CSV row per configuration, with a header");
   json->excludes(csv);
-  cmd->add_option("--plot", args->plot, "draw latency and throughput against batch size as an SVG chart")
+  cmd->add_option("--plot", args->plot,
+                  "draw latency, throughput and peak memory against batch size as an SVG chart (a row of panels "
+                  "per thread count)")
       ->type_name("FILE.svg");
   cmd->add_option("--server", args->server,
                   "benchmark a running KServe v2 server (ferry serve, Triton) instead of a model file: "

@@ -1,13 +1,17 @@
 // `ferry bench`'s library (tools/bench*.h): nearest-rank percentiles and latency statistics, the knee and the
-// best batch under a latency bound on synthetic curves, the batched input shapes, the SVG chart's text, and the
-// runner on a tiny model (counts, modes, concurrency, errors). tests/e2e/bench_test.sh drives the CLI and
-// parses the JSON, CSV and SVG it writes.
+// best batch under a latency bound on synthetic curves, the batched input shapes, the SVG chart (its axes, rows
+// of panels, knee labels, memory panel and footer, and the layout helpers behind them), and the runner on a tiny
+// model (counts, modes, concurrency, errors). tests/e2e/bench_test.sh drives the CLI and parses the JSON, CSV and
+// SVG it writes.
 #include "tools/bench.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "ferry/error.h"
 #include "ferry/limits.h"
@@ -260,9 +264,336 @@ TEST(BenchSvg, DegenerateValuesGiveFiniteCoordinates) {
   const std::string svg = RenderBenchSvg(plot);
   for (const char* bad : {"nan", "inf\"", "inf,", "inf "}) EXPECT_EQ(svg.find(bad), std::string::npos) << bad << svg;
   EXPECT_NE(svg.find("n/a inferences/s"), std::string::npos);
-  EXPECT_NE(svg.find("cx=\"350.00\""), std::string::npos) << svg;  // a single batch sits mid-axis
+  EXPECT_NE(svg.find("cx=\"172.00\""), std::string::npos) << svg;  // a single batch sits mid-axis (72 + 200 / 2)
   BenchPlot empty;
   EXPECT_NE(RenderBenchSvg(empty).find("</svg>"), std::string::npos);
+}
+
+// The elements <TAG ...> of an SVG document (of class `cls` when given): their attributes and text.
+struct SvgElement {
+  std::map<std::string, std::string> attrs;
+  std::string text;
+};
+std::vector<SvgElement> SvgElements(const std::string& svg, const std::string& tag, const std::string& cls = "") {
+  std::vector<SvgElement> out;
+  const std::regex element("<" + tag + R"(\s([^>]*?)(/?)>)"), attr(R"re(([\w:-]+)="([^"]*)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), element); it != std::sregex_iterator(); ++it) {
+    SvgElement e;
+    const std::string attrs = (*it)[1];
+    for (auto a = std::sregex_iterator(attrs.begin(), attrs.end(), attr); a != std::sregex_iterator(); ++a) {
+      e.attrs[(*a)[1]] = (*a)[2];
+    }
+    if ((*it)[2].length() == 0) {
+      const size_t from = static_cast<size_t>(it->position() + it->length());
+      e.text = svg.substr(from, svg.find('<', from) - from);
+    }
+    if (cls.empty() || e.attrs["class"] == cls) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// The text of the panel <g id="ID" ...> up to its end (panels hold no inner groups).
+std::string SvgPanel(const std::string& svg, const std::string& id) {
+  const size_t at = svg.find("<g id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  return svg.substr(at, svg.find("</g>", at) - at);
+}
+
+// Well-formed XML as far as this writer goes: every element closed in order, no stray '&' or '<'.
+void ExpectWellFormed(const std::string& svg) {
+  std::vector<std::string> open;
+  for (size_t at = svg.find('<'); at != std::string::npos; at = svg.find('<', at + 1)) {
+    const size_t end = svg.find('>', at);
+    ASSERT_NE(end, std::string::npos);
+    const std::string tag = svg.substr(at + 1, end - at - 1);
+    ASSERT_EQ(tag.find('<'), std::string::npos) << tag;
+    if (tag[0] == '?') continue;
+    const std::string name = tag.substr(tag[0] == '/', tag.find_first_of(" />", 1) - (tag[0] == '/'));
+    if (tag[0] == '/') {
+      ASSERT_FALSE(open.empty()) << tag;
+      EXPECT_EQ(open.back(), name);
+      open.pop_back();
+    } else if (tag.back() != '/') {
+      open.push_back(name);
+    }
+  }
+  EXPECT_TRUE(open.empty());
+  EXPECT_TRUE(std::regex_search(svg, std::regex("^<\\?xml[^>]*\\?>\n<svg ")));
+  EXPECT_FALSE(std::regex_search(svg, std::regex("&(?!(amp|lt|gt|quot|apos);)")));
+}
+
+BenchPlotSeries Series(const std::string& group, int concurrency, std::vector<double> throughput,
+                       std::vector<double> p50, std::optional<int64_t> knee = {}, std::vector<double> memory = {}) {
+  BenchPlotSeries s;
+  s.key = "concurrency " + std::to_string(concurrency);
+  s.group = group;
+  s.label = group + ", " + s.key;
+  s.batches = {1, 2, 4, 8};
+  s.throughput = std::move(throughput);
+  s.latency_ms = {std::move(p50)};
+  s.knee_batch = knee;
+  s.memory_mib = std::move(memory);
+  return s;
+}
+
+TEST(BenchSvgLayout, LogAxisWithNiceTicksOnceTheValuesSpanMoreThanADecade) {
+  const BenchAxis decades = ChooseBenchAxis({2, 4, NAN, 0, -1, 3000});  // 1-2-5 ticks would be 11: decades
+  EXPECT_TRUE(decades.log);
+  EXPECT_EQ(decades.ticks, std::vector<double>({1, 10, 100, 1000, 10000}));
+  EXPECT_EQ(decades.lo, 1);
+  EXPECT_EQ(decades.hi, 10000);
+  EXPECT_NEAR(decades.Fraction(100), 0.5, 1e-12);
+  EXPECT_EQ(decades.Fraction(0), 0);  // the bottom: non-positive and non-finite values
+  EXPECT_EQ(decades.Fraction(NAN), 0);
+  EXPECT_EQ(decades.Fraction(1e6), 1);  // clamped
+  const BenchAxis narrow = ChooseBenchAxis({3, 80});
+  EXPECT_TRUE(narrow.log);
+  ASSERT_EQ(narrow.ticks.size(), 6u);
+  const std::vector<double> want = {2, 5, 10, 20, 50, 100};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(narrow.ticks[i], want[i], 1e-9) << i;
+  const BenchAxis small = ChooseBenchAxis({0.5, 12});
+  EXPECT_TRUE(small.log);
+  EXPECT_NEAR(small.lo, 0.5, 1e-12);
+  EXPECT_NEAR(small.hi, 20, 1e-9);
+  const BenchAxis wide = ChooseBenchAxis({1e-3, 1e9});  // 12 decades: every other one
+  EXPECT_TRUE(wide.log);
+  EXPECT_LE(wide.ticks.size(), 9u);
+  EXPECT_LE(wide.lo, 1e-3);
+  EXPECT_GE(wide.hi, 1e9);
+  for (size_t i = 1; i < wide.ticks.size(); ++i) EXPECT_NEAR(wide.ticks[i] / wide.ticks[i - 1], 100, 1e-6);
+  // A decade or less: linear from 0, as NiceTicks.
+  for (const std::vector<double>& v : {std::vector<double>{5, 10, 20}, {1, 10}, {}, {NAN}}) {
+    const BenchAxis linear = ChooseBenchAxis(v);
+    EXPECT_FALSE(linear.log);
+    EXPECT_EQ(linear.lo, 0);
+    EXPECT_EQ(linear.ticks, NiceTicks(v.empty() ? 0 : v.back()));
+  }
+  EXPECT_NEAR(ChooseBenchAxis({5, 10, 20}).Fraction(10), 0.5, 1e-12);
+}
+
+TEST(BenchSvg, AnOutlierGivesTheLatencyColumnALogAxis) {
+  BenchPlot plot;
+  plot.title = "outlier";
+  plot.percentile_names = {"p50"};
+  plot.series.push_back(Series("threads 1", 1, {10, 20, 30, 40}, {1, 2, 4, 900}));
+  const std::string svg = RenderBenchSvg(plot);
+  ExpectWellFormed(svg);
+  std::vector<std::string> ticks;
+  for (const SvgElement& e : SvgElements(SvgPanel(svg, "latency-1"), "text", "ytick")) ticks.push_back(e.text);
+  EXPECT_EQ(ticks, std::vector<std::string>({"1", "10", "100", "1000"})) << svg;
+  // Each point where the log axis puts it: 1 at the bottom, 10 a third of the way up, 900 near the top.
+  std::vector<double> ys;
+  for (const SvgElement& e : SvgElements(SvgPanel(svg, "latency-1"), "circle", "latency-point")) {
+    ys.push_back(std::stod(e.attrs.at("cy")));
+  }
+  ASSERT_EQ(ys.size(), 4u);
+  const double bottom = ys[0], decade = (ys[0] - ys[1]) / std::log10(2.0);
+  EXPECT_NEAR(ys[3], bottom - decade * std::log10(900.0), 0.1);
+  const auto scales = SvgElements(svg, "text", "axis-scale");
+  ASSERT_EQ(scales.size(), 1u);  // the latency column only: throughput spans 4x
+  EXPECT_EQ(scales[0].text, "log scale");
+}
+
+TEST(BenchSvg, OneRowOfPanelsPerThreadCountColouredByConcurrency) {
+  BenchPlot plot;
+  plot.title = "groups";
+  plot.percentile_names = {"p50"};
+  for (const char* g : {"threads 1", "threads 2", "threads 4"}) {
+    for (int c : {1, 2}) plot.series.push_back(Series(g, c, {10, 20, 30, 40}, {1, 2, 3, 4}));
+  }
+  const std::string svg = RenderBenchSvg(plot);
+  ExpectWellFormed(svg);
+  for (int row = 1; row <= 3; ++row) {
+    const std::string group = "threads " + std::to_string(1 << (row - 1));
+    for (const char* metric : {"latency", "throughput"}) {
+      const std::string panel = SvgPanel(svg, std::string(metric) + "-" + std::to_string(row));
+      ASSERT_NE(panel, "") << metric << row;
+      EXPECT_NE(panel.find("data-group=\"" + group + "\""), std::string::npos);
+      const auto lines = SvgElements(panel, "polyline", std::string(metric) + "-line");
+      ASSERT_EQ(lines.size(), 2u) << metric << row;  // the group's two series, no other
+      // The same concurrency has the same colour in every row; the two in a row differ.
+      EXPECT_EQ(lines[0].attrs.at("stroke"), "#1f77b4");
+      EXPECT_EQ(lines[1].attrs.at("stroke"), "#d62728");
+    }
+    EXPECT_EQ(SvgPanel(svg, "latency-" + std::to_string(row)).find(row == 1 ? "threads 2," : "threads 1,"),
+              std::string::npos);
+  }
+  EXPECT_EQ(SvgPanel(svg, "latency-4"), "");
+  std::vector<std::string> rows;
+  for (const SvgElement& e : SvgElements(svg, "text", "row-title")) rows.push_back(e.text);
+  EXPECT_EQ(rows, std::vector<std::string>({"threads 1", "threads 2", "threads 4"}));
+  // Rows stack: each row's panels lie below the previous row's.
+  const auto first = SvgElements(SvgPanel(svg, "throughput-1"), "circle", "throughput-point");
+  const auto second = SvgElements(SvgPanel(svg, "throughput-2"), "circle", "throughput-point");
+  EXPECT_GT(std::stod(second[0].attrs.at("cy")), std::stod(first[0].attrs.at("cy")) + 150);
+  EXPECT_EQ(SvgElements(svg, "text", "legend-series").size(), 6u);
+}
+
+// Every pair of "knee" labels (text-anchor middle, 11 px) as boxes: none intersects another.
+void ExpectKneeLabelsApart(const std::string& svg, size_t expected) {
+  const auto labels = SvgElements(svg, "text", "knee-label");
+  ASSERT_EQ(labels.size(), expected);
+  const double w = 0.6 * 11 * 4, h = 12;  // "knee": 4 characters; ascent 10, descent 2
+  std::vector<LabelBox> boxes;
+  for (const SvgElement& e : labels) {
+    EXPECT_EQ(e.text, "knee");
+    boxes.push_back({std::stod(e.attrs.at("x")) - w / 2, std::stod(e.attrs.at("y")) - 10, w, h});
+  }
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    for (size_t j = i + 1; j < boxes.size(); ++j) {
+      EXPECT_FALSE(BoxesOverlap(boxes[i], boxes[j])) << i << " and " << j << " at " << boxes[i].x << ","
+                                                     << boxes[i].y << " and " << boxes[j].x << "," << boxes[j].y;
+    }
+  }
+}
+
+TEST(BenchSvg, KneeLabelsAtTheSameBatchDoNotOverlap) {
+  BenchPlot plot;
+  plot.title = "knees";
+  plot.percentile_names = {"p50"};
+  for (int c = 1; c <= 8; ++c) plot.series.push_back(Series("threads 1", c, {100, 180, 200, 201}, {1, 2, 3, 4}, 4));
+  // Near-identical curves in a second row: labels only compete within their own panel.
+  for (int c = 1; c <= 4; ++c) {
+    const double d = c;
+    plot.series.push_back(Series("threads 2", c, {100, 180 + d, 200 + d, 201 + d}, {1, 2, 3, 4}, 4));
+  }
+  const std::string svg = RenderBenchSvg(plot);
+  ExpectWellFormed(svg);
+  ExpectKneeLabelsApart(svg, 12);
+  EXPECT_EQ(SvgElements(svg, "circle", "knee").size(), 12u);
+  EXPECT_EQ(SvgElements(svg, "text", "legend-knee").size(), 12u);
+  EXPECT_EQ(SvgElements(svg, "text", "legend-knee")[0].text, "knee at batch 4");
+  // Knees at the top of the panel (the highest throughput): the labels still fit inside it, without overlaps.
+  BenchPlot top = plot;
+  for (auto& s : top.series) s.throughput = {1, 2, 3, 1000};
+  for (auto& s : top.series) s.knee_batch = 8;
+  const std::string high = RenderBenchSvg(top);
+  ExpectKneeLabelsApart(high, 12);
+  for (const SvgElement& e : SvgElements(high, "text", "knee-label")) EXPECT_GT(std::stod(e.attrs.at("y")), 70);
+}
+
+TEST(BenchSvgLayout, PlaceLabelsKeepsBoxesApartAndInside) {
+  const LabelBox area{0, 0, 100, 100};
+  const std::vector<LabelBox> same(12, LabelBox{40, 40, 20, 12});
+  const std::vector<LabelBox> placed = PlaceLabels(same, area);
+  ASSERT_EQ(placed.size(), 12u);
+  EXPECT_EQ(placed[0].x, 40);  // the first keeps its place
+  EXPECT_EQ(placed[0].y, 40);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    EXPECT_GE(placed[i].x, 0);
+    EXPECT_GE(placed[i].y, 0);
+    EXPECT_LE(placed[i].x + placed[i].width, 100);
+    EXPECT_LE(placed[i].y + placed[i].height, 100);
+    for (size_t j = 0; j < i; ++j) EXPECT_FALSE(BoxesOverlap(placed[i], placed[j])) << i << " " << j;
+  }
+  // Apart already: nothing moves; a box wanted outside the area is clamped in.
+  const auto apart = PlaceLabels({{0, 0, 10, 10}, {50, 50, 10, 10}, {95, -5, 10, 10}}, area);
+  EXPECT_EQ(apart[1].x, 50);
+  EXPECT_EQ(apart[1].y, 50);
+  EXPECT_EQ(apart[2].x, 90);
+  EXPECT_EQ(apart[2].y, 0);
+  EXPECT_FALSE(BoxesOverlap({0, 0, 10, 10}, {10, 0, 10, 10}));  // touching edges
+  EXPECT_TRUE(BoxesOverlap({0, 0, 10, 10}, {9, 9, 10, 10}));
+}
+
+TEST(BenchSvg, MemoryPanelWhenMeasuredAndANoteWhenNot) {
+  BenchPlot plot;
+  plot.title = "memory";
+  plot.percentile_names = {"p50"};
+  plot.series.push_back(Series("threads 1", 1, {10, 20, 30, 40}, {1, 2, 3, 4}, {}, {60, 80, NAN, 200}));
+  plot.series.push_back(Series("threads 2", 1, {10, 20, 30, 40}, {1, 2, 3, 4}, {}, {70, 90, 120, 210}));
+  const std::string svg = RenderBenchSvg(plot);
+  ExpectWellFormed(svg);
+  EXPECT_NE(svg.find("<g id=\"memory\">"), std::string::npos);
+  EXPECT_NE(SvgPanel(svg, "memory-2"), "");
+  const auto lines = SvgElements(svg, "polyline", "memory-line");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(std::count(lines[0].attrs.at("points").begin(), lines[0].attrs.at("points").end(), ','), 3);  // no NaN
+  EXPECT_EQ(SvgElements(svg, "circle", "memory-point").size(), 7u);
+  EXPECT_NE(svg.find(">peak RSS (MiB)</text>"), std::string::npos);
+  EXPECT_NE(svg.find("threads 2, concurrency 1: batch 8, 210.00 MiB"), std::string::npos);
+  EXPECT_EQ(svg.find("no memory panel"), std::string::npos);
+  // No figure for any point: no panel, and a note that says so.
+  for (auto& s : plot.series) s.memory_mib = {-1, NAN, -1, -1};
+  plot.series[1].memory_mib.clear();
+  const std::string none = RenderBenchSvg(plot);
+  ExpectWellFormed(none);
+  EXPECT_EQ(none.find("id=\"memory"), std::string::npos);
+  EXPECT_TRUE(SvgElements(none, "polyline", "memory-line").empty());
+  const auto notes = SvgElements(none, "text", "note");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].text, "no memory panel: no configuration has a peak memory figure");
+}
+
+TEST(BenchSvg, FooterNamesTheHostTheVersionAndTheDate) {
+  BenchPlot plot = TwoSeriesPlot();
+  plot.host = "Test CPU <x86> @ 3 GHz, 4 logical CPUs, ISA avx2";
+  plot.ferry_version = "9.8.7";
+  plot.date = "2030-01-02";
+  const std::string svg = RenderBenchSvg(plot);
+  ExpectWellFormed(svg);
+  const auto host = SvgElements(svg, "text", "footer-host"), made = SvgElements(svg, "text", "footer-made");
+  ASSERT_EQ(host.size(), 1u);
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(host[0].text, "host: Test CPU &lt;x86&gt; @ 3 GHz, 4 logical CPUs, ISA avx2");
+  EXPECT_EQ(made[0].text, "ferry 9.8.7, 2030-01-02 (UTC)");
+  // Under everything else: the footer's baseline is the lowest, inside the figure's height.
+  const double y = std::stod(made[0].attrs.at("y"));
+  for (const SvgElement& e : SvgElements(svg, "text")) EXPECT_LE(std::stod(e.attrs.at("y")), y) << e.text;
+  EXPECT_LT(y, std::stod(SvgElements(svg, "svg")[0].attrs.at("height")));
+  EXPECT_TRUE(SvgElements(RenderBenchSvg(TwoSeriesPlot()), "text", "footer-host").empty());  // empty: left out
+  EXPECT_EQ(UtcDate(0), "1970-01-01");
+  EXPECT_EQ(UtcDate(1700000000), "2023-11-14");
+  EXPECT_EQ(CpuModelFromCpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ "
+                                "2.20GHz\r\nflags\t: fpu\nmodel name\t: other\n"),
+            "Intel(R) Xeon(R) CPU @ 2.20GHz");
+  EXPECT_EQ(CpuModelFromCpuinfo("processor : 0\nBogoMIPS : 50.00\nHardware : BCM2835\n"), "BCM2835");
+  EXPECT_EQ(CpuModelFromCpuinfo(""), "");
+  const std::string here = BenchHostDescription();
+  EXPECT_NE(here.find("logical CPU"), std::string::npos) << here;
+  EXPECT_NE(here.find(", ISA "), std::string::npos) << here;
+}
+
+TEST(BenchSvg, PlotFromReportGroupsByThreadsWithPeakRss) {
+  BenchReport report;
+  report.options.model = "m.onnx";
+  report.options.percentiles = {50, 99};
+  for (int threads : {1, 2}) {
+    for (int64_t batch : {1, 2}) {
+      BenchResult r;
+      r.config = {batch, threads, 1};
+      r.throughput = 100.0 * static_cast<double>(batch);
+      r.latency.percentiles = {1, 2};
+      r.peak_rss_bytes = batch == 2 && threads == 2 ? -1 : batch * 64 * 1024 * 1024;
+      r.rss_reset = true;
+      report.run.results.push_back(r);
+    }
+  }
+  AnalyzeBench(report);
+  const BenchPlot plot = BenchPlotFromReport(report);
+  ASSERT_EQ(plot.series.size(), 2u);
+  EXPECT_EQ(plot.series[0].group, "threads 1");
+  EXPECT_EQ(plot.series[1].group, "threads 2");
+  EXPECT_EQ(plot.series[1].key, "concurrency 1");
+  EXPECT_EQ(plot.series[0].memory_mib, std::vector<double>({64, 128}));
+  ASSERT_EQ(plot.series[1].memory_mib.size(), 2u);
+  EXPECT_TRUE(std::isnan(plot.series[1].memory_mib[1]));  // not readable: no point drawn
+  EXPECT_EQ(plot.host, "");  // the CLI's to fill in
+  const std::string svg = RenderBenchSvg(plot);
+  EXPECT_NE(svg.find("<g id=\"memory\">"), std::string::npos);
+  EXPECT_EQ(SvgElements(svg, "circle", "memory-point").size(), 3u);
+  // A server run: one row, no memory figures.
+  report.run.server = BenchServerInfo{"http://h:1", "m", "", "http", "binary", -1};
+  report.run.results.resize(2);  // one sweep: a server has no thread counts of ours
+  for (BenchResult& r : report.run.results) r.config.threads = 0;
+  AnalyzeBench(report);
+  const BenchPlot served = BenchPlotFromReport(report);
+  ASSERT_EQ(served.series.size(), 1u);
+  EXPECT_EQ(served.series[0].group, "");
+  EXPECT_TRUE(served.series[0].memory_mib.empty());
+  const std::string server_svg = RenderBenchSvg(served);
+  EXPECT_EQ(server_svg.find("id=\"memory"), std::string::npos);
+  EXPECT_NE(server_svg.find("memory: the server&apos;s own"), std::string::npos);
 }
 
 // y = Relu(x) with x: float32[N, 4].
