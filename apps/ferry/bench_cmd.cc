@@ -23,14 +23,6 @@
 namespace ferry::cli {
 namespace {
 
-// The version on the chart's footer: the build's FERRY_VERSION when it defines one, else the one `ferry --version`
-// prints (apps/ferry/main.cc) and CMakeLists.txt's project() declares.
-#ifdef FERRY_VERSION
-constexpr const char* kFerryVersion = FERRY_VERSION;
-#else
-constexpr const char* kFerryVersion = "0.1.0";
-#endif
-
 struct BenchArgs {
   std::string model;
   std::string batches = "1", threads = "0", concurrency = "1", percentiles = "50,90,99";
@@ -50,7 +42,8 @@ struct BenchArgs {
 
 // Flags that only mean something for a model run in process (a server has its own threads and sessions).
 const char* const kInProcessFlags[] = {"--threads", "--backends", "--level", "--isa", "--disable-pass", "--legalize",
-                                       "--no-memory-arena", "--deterministic", "--plugin", "--pin", "--no-fallback"};
+                                       "--no-memory-arena", "--deterministic", "--adapt-threads", "--plugin", "--pin",
+                                       "--no-fallback"};
 // Flags that only mean something with --server.
 const char* const kServerFlags[] = {"--model", "--model-version", "--protocol", "--tensors", "--request-timeout"};
 
@@ -205,7 +198,7 @@ int Bench(const BenchArgs& a) {
     tools::BenchPlot chart = tools::BenchPlotFromReport(report);
     chart.host = tools::BenchHostDescription();
     if (report.run.server) chart.host += " (the client; the model ran on the server)";
-    chart.ferry_version = kFerryVersion;
+    chart.ferry_version = FERRY_VERSION;  // CMakeLists.txt's project() version
     chart.date = tools::UtcDate(std::time(nullptr));
     const std::string svg = tools::RenderBenchSvg(chart);
     if (!plot.write(svg.data(), static_cast<std::streamsize>(svg.size())) || !plot.flush()) {

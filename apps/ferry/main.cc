@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Ferry: run ONNX models, and know before deploying whether they will run"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ferry 0.1.0");
+  app.set_version_flag("--version", "ferry " FERRY_VERSION);  // CMakeLists.txt's project() version
   std::vector<std::pair<CLI::App*, ferry::cli::Command>> commands;
   ferry::cli::Command run = ferry::cli::AddRunCommand(app);
   ferry::cli::Command ops = ferry::cli::AddOpsCommand(app);

@@ -123,6 +123,8 @@ int Run(const RunArgs& a) {
   }
   auto inputs = tools::BuildInputs(*session, spec);
   std::vector<double> times_ms;
+  std::vector<int> threads_used;  // per run (the adaptive policy runs some on 1 thread while the host is busy)
+  nlohmann::json cpu_wait_ms = nlohmann::json::array();  // per run: what the policy measured (null: not measured)
   std::vector<NamedValue> outputs;
   RunStats stats;
   const bool profiling = !a.profile.empty() || a.profile_summary;
@@ -140,6 +142,8 @@ int Run(const RunArgs& a) {
     outputs = session->RunValues(inputs, &stats);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    threads_used.push_back(stats.threads_used);
+    cpu_wait_ms.push_back(stats.cpu_wait_ms >= 0 ? nlohmann::json(stats.cpu_wait_ms) : nlohmann::json(nullptr));
     if (a.lockstep) std::cout << std::to_string(times_ms.back()) << std::endl;  // ms with 6 decimals
     if (profiling) {
       const auto us = [](std::chrono::steady_clock::time_point t) {
@@ -209,6 +213,8 @@ int Run(const RunArgs& a) {
   j["runs"] = times_ms.size();
   j["session_ms"] = session_ms;
   j["latencies_ms"] = times_ms;
+  j["threads_used"] = threads_used;
+  j["cpu_wait_ms"] = cpu_wait_ms;
   j["peak_rss_kb"] = PeakRssKb();
   {
     // Predicted (before running, from static shapes) next to what the runs planned (measured).
@@ -274,6 +280,11 @@ int Run(const RunArgs& a) {
     std::cout << "runs " << times_ms.size() << ": first " << times_ms.front() << " ms, then median "
               << Percentile(warm, 0.5) << " ms, p90 " << Percentile(warm, 0.9) << " ms over " << warm.size()
               << (warm.size() == 1 ? " run\n" : " runs\n");
+  }
+  const int most = *std::max_element(threads_used.begin(), threads_used.end());
+  if (const auto fewer = std::count_if(threads_used.begin(), threads_used.end(), [&](int t) { return t < most; })) {
+    std::cout << fewer << " of " << threads_used.size() << " runs used 1 thread instead of " << most
+              << ": the host was busy (--adapt-threads; docs/threads.md)\n";
   }
   if (a.profile_summary) std::cout << tools::FormatProfile(profile, a.profile_top);
   if (!a.profile.empty()) {

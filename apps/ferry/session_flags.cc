@@ -26,6 +26,9 @@ SessionOptions SessionFlags::Options() const {
   options.legalize = legalize;
   options.memory_arena = !no_memory_arena;
   options.deterministic = deterministic;
+  using Adaptation = SessionOptions::ThreadAdaptation;
+  options.adapt_threads = adapt_threads == "on" ? Adaptation::kOn : adapt_threads == "off" ? Adaptation::kOff
+                                                                                           : Adaptation::kAuto;
   passes::CheckPassNames({disabled_passes.begin(), disabled_passes.end()}, "--disable-pass: ");
   if (!isa.empty()) IsaSet::Parse(isa);  // a malformed --isa, or FERRY_ISA, is a usage error too
   (void)DefaultIsa();
@@ -43,6 +46,10 @@ void AddSessionFlags(CLI::App& cmd, SessionFlags& flags) {
   cmd.add_flag("--deterministic", flags.deterministic,
                "bitwise-identical outputs across runs and sessions with the same options (needs --threads N; "
                "docs/determinism.md)");
+  cmd.add_option("--adapt-threads", flags.adapt_threads,
+                 "give up threads while the host is busy: auto (when --threads is 0, the default), on, off "
+                 "(docs/threads.md)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd.add_flag("--legalize", flags.legalize,
                "rewrite nodes no listed backend has a kernel for into standard ops they run, where a rewrite "
                "exists (`ferry check` lists them as \"rewrite available\")");

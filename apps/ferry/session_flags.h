@@ -20,6 +20,7 @@ struct SessionFlags {
   bool legalize = false;
   bool no_memory_arena = false;
   bool deterministic = false;
+  std::string adapt_threads = "auto";  // --adapt-threads auto|on|off (SessionOptions::adapt_threads)
   PlacementFlags placement;
 
   // The SessionOptions these flags ask for (threads left at 0: each verb sets its own). Throws
@@ -27,8 +28,8 @@ struct SessionFlags {
   SessionOptions Options() const;
 };
 
-// --backends, -O/--level, --isa, --disable-pass, --legalize, --no-memory-arena, --deterministic, --plugin, --pin,
-// --no-fallback.
+// --backends, -O/--level, --isa, --disable-pass, --legalize, --no-memory-arena, --deterministic, --adapt-threads,
+// --plugin, --pin, --no-fallback.
 void AddSessionFlags(CLI::App& cmd, SessionFlags& flags);
 
 // Loads each plugin (a bad one throws InvalidArgumentError naming it, which a verb reports as an error, exit 1, as

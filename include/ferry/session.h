@@ -34,6 +34,14 @@ struct SessionOptions {
   // Intra-op threads per run: 0 (all hardware threads, at most kMaxThreads) to kMaxThreads (ferry/limits.h: 1024);
   // anything else is an InvalidArgumentError at creation.
   int threads = 0;
+  // Whether runs give up their threads while the host cannot run them (docs/threads.md): a run measured to have
+  // its threads waiting for CPUs (other processes, or concurrent runs of this session, hold the cores) makes the
+  // next runs execute on the calling thread alone, trying all threads again now and then. kAuto: adapt when
+  // `threads` is 0 (the default count), keep an explicit count fixed. kOn: adapt an explicit count too (the
+  // server does, for the counts it derives). kOff: never. Deterministic sessions never adapt (kOn is then an
+  // InvalidArgumentError).
+  enum class ThreadAdaptation { kAuto, kOn, kOff };
+  ThreadAdaptation adapt_threads = ThreadAdaptation::kAuto;
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
   // FERRY_ISA). Kernels needing a missing extension are not placed.
   std::string isa;
@@ -171,6 +179,11 @@ struct RunStats {
   // reused as soon as the callback returns (activation arena, in-place kernels): clone what you keep. Graph
   // inputs, initializers, copy steps and subgraph values are not reported. Costs nothing when empty.
   std::function<void(const std::string& name, const Value& value)> on_value;
+  // Set by the run: the intra-op threads it used (1 when the adaptive policy ran it on the calling thread alone;
+  // SessionOptions::adapt_threads), and the longest time one of its threads waited for a CPU, in ms, when the
+  // policy measured this run (-1 when it did not).
+  int threads_used = 0;
+  double cpu_wait_ms = -1;
 };
 
 class Session {

@@ -143,6 +143,7 @@ def _parse_int(key, value):
 _FERRY_ENTRIES = {
     "ferry.memory_limit": ("memory_limit", _parse_int),
     "ferry.deterministic": ("deterministic", _parse_bool),
+    "ferry.adapt_threads": ("adapt_threads", lambda k, v: str(v)),
     "ferry.isa": ("isa", lambda k, v: str(v)),
     "ferry.legalize": ("legalize", _parse_bool),
     "ferry.allow_fallback": ("allow_fallback", _parse_bool),

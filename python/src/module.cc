@@ -313,6 +313,13 @@ SessionOptions SessionOptionsFrom(const py::dict& d) {
   o.memory_arena = Get<bool>(d, "memory_arena", o.memory_arena);
   o.memory_limit = Get<int64_t>(d, "memory_limit", o.memory_limit);
   o.deterministic = Get<bool>(d, "deterministic", o.deterministic);
+  const std::string adapt = Get<std::string>(d, "adapt_threads", "auto");
+  if (adapt != "auto" && adapt != "on" && adapt != "off") {
+    throw ferry::InvalidArgumentError("ferry.adapt_threads: expected auto, on or off, got '" + adapt + "'");
+  }
+  o.adapt_threads = adapt == "on"    ? SessionOptions::ThreadAdaptation::kOn
+                    : adapt == "off" ? SessionOptions::ThreadAdaptation::kOff
+                                     : SessionOptions::ThreadAdaptation::kAuto;
   return o;
 }
 

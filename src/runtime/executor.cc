@@ -84,10 +84,11 @@ std::string CopyDescription(const CopyPlan& c) {
 }  // namespace
 
 Executor::Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena,
-                   bool deterministic, ReleaseFn release)
+                   bool deterministic, ReleaseFn release, bool adaptive_threads)
     : model_(model),
       model_desc_(model.Describe()),
       threads_(threads),
+      thread_policy_(adaptive_threads && threads > 1 ? std::make_unique<ThreadPolicy>(threads) : nullptr),
       memory_arena_(memory_arena),
       deterministic_(deterministic),
       release_(std::move(release)) {
@@ -304,9 +305,21 @@ std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) con
   const CompiledGraph& top = *compiled_.at(model_.graph.get());
   const ScopedStaticOmpTeams static_teams(deterministic_);
   const std::shared_ptr<const PreparedRun> prepared = Prepared(inputs);
-  if (!prepared->arena) return RunGraph(top, std::move(inputs), nullptr, stats, nullptr, prepared.get());
-  ArenaRun arena(prepared->arena);
-  return RunGraph(top, std::move(inputs), nullptr, stats, &arena, prepared.get());
+  ThreadPolicy::Run policy(thread_policy_.get(), prepared.get());  // runs of one signature compare in time
+  ThreadPolicy::Run* const steps = thread_policy_ ? &policy : nullptr;
+  std::vector<Value> outputs;
+  if (!prepared->arena) {
+    outputs = RunGraph(top, std::move(inputs), nullptr, stats, nullptr, prepared.get(), steps);
+  } else {
+    ArenaRun arena(prepared->arena);
+    outputs = RunGraph(top, std::move(inputs), nullptr, stats, &arena, prepared.get(), steps);
+  }
+  policy.Finish();
+  if (stats) {
+    stats->threads_used = thread_policy_ ? policy.threads_used() : threads_;
+    stats->cpu_wait_ms = policy.cpu_wait_ms();
+  }
+  return outputs;
 }
 
 int64_t Executor::kernel_held_bytes() const {
@@ -336,7 +349,8 @@ void ReportValues(const ir::Node& n, const Backend* backend, const std::vector<i
 }  // namespace
 
 std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                                      RunStats* stats, StepAllocator* arena, const PreparedRun* prepared) const {
+                                      RunStats* stats, StepAllocator* arena, const PreparedRun* prepared,
+                                      ThreadPolicy::Run* policy) const {
   Frame frame;
   frame.cg = &cg;
   frame.parent = parent;
@@ -441,6 +455,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     }
     if (stats && stats->on_value && !parent) ReportValues(*step.node, step.backend, step.out, frame.slots, *stats);
     for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
+    if (policy) policy->AfterStep();
   }
   std::vector<Value> result;
   result.reserve(cg.output_slots.size());

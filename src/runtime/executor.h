@@ -23,6 +23,7 @@
 #include "kernels/kernel.h"
 #include "runtime/arena.h"
 #include "runtime/placement.h"
+#include "runtime/thread_policy.h"
 
 namespace ferry::runtime {
 
@@ -38,8 +39,9 @@ class Executor {
   // shape) that replaces it; the owner of the model puts that in place of its reference to the data. Without
   // `release` nothing is freed.
   using ReleaseFn = std::function<void(const ir::Value*, std::shared_ptr<const Tensor> dataless)>;
+  // `adaptive_threads`: runs follow the adaptive thread policy (runtime/thread_policy.h) over `threads`.
   Executor(const ir::Model& model, const Placement& placement, int threads, bool memory_arena = true,
-           bool deterministic = false, ReleaseFn release = {});
+           bool deterministic = false, ReleaseFn release = {}, bool adaptive_threads = false);
   ~Executor();
 
   // Runs the top graph. `inputs` is one Value per graph input (graph().inputs() order); a kNone entry for an
@@ -83,12 +85,15 @@ class Executor {
   std::shared_ptr<const PreparedKernel> PrepareAtRun(const CompiledGraph& cg, size_t step_index,
                                                      std::span<const Value* const> ins) const;
   // `prepared`: the top graph's prepared signature (nullptr for subgraphs: their steps prepare as they run).
+  // `policy`: the top graph's run under the thread policy (told after each step; nullptr for subgraphs).
   std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
-                              RunStats* stats, StepAllocator* arena, const PreparedRun* prepared) const;
+                              RunStats* stats, StepAllocator* arena, const PreparedRun* prepared,
+                              ThreadPolicy::Run* policy = nullptr) const;
 
   const ir::Model& model_;
   std::string model_desc_;  // for Prepare's messages
   int threads_;
+  std::unique_ptr<ThreadPolicy> thread_policy_;  // nullptr: every run uses threads_
   bool memory_arena_;
   bool deterministic_;
   ReleaseFn release_;

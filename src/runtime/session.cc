@@ -78,6 +78,14 @@ std::unique_ptr<Session::Impl> Build(PrepareFn prepare, const SessionOptions& op
         "session options: deterministic mode needs a fixed thread count (threads = " + std::to_string(options.threads) +
         " means all hardware threads, which differs between machines); set threads (`--threads N`)");
   }
+  using Adaptation = SessionOptions::ThreadAdaptation;
+  if (options.deterministic && options.adapt_threads == Adaptation::kOn) {
+    throw InvalidArgumentError(
+        "session options: adapt_threads = on and deterministic exclude each other (a run that gives up threads "
+        "splits oneDNN's work differently); set adapt_threads to auto or off");
+  }
+  const bool adaptive = !options.deterministic && (options.adapt_threads == Adaptation::kOn ||
+                                                   (options.adapt_threads == Adaptation::kAuto && options.threads <= 0));
   if (impl->options.threads <= 0) {
     impl->options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
   }
@@ -108,7 +116,8 @@ std::unique_ptr<Session::Impl> Build(PrepareFn prepare, const SessionOptions& op
         // Every kernel reading it packed its own copy: the model (which this session owns and may change)
         // keeps only the dtype and shape, so the weights are not held twice.
         const_cast<ir::Value*>(released)->set_initializer(std::move(dataless));
-      });
+      },
+                                          adaptive);
   impl->jit_code_bytes = jit.Bytes();
   for (const ir::Value* v : model->graph->RequiredInputs()) {
     impl->inputs.push_back(MakeIoInfo(*v));

@@ -53,6 +53,8 @@ std::shared_ptr<LoadedModel> ModelManager::Build(const std::string& name) {
   const int threads = policy.threads > 0 ? policy.threads : options_.threads;
   so.threads = threads > 0 ? threads
                            : (count > 1 ? std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / count) : 0);
+  // A count the server derived (not one the config or --threads set) adapts to a busy host as the default does.
+  if (threads <= 0) so.adapt_threads = SessionOptions::ThreadAdaptation::kOn;
   // The config is completed from (and checked against) the newest version; every version is checked against it.
   std::map<int64_t, std::vector<std::unique_ptr<Session>>> sessions;
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {

@@ -1,0 +1,240 @@
+// The adaptive thread policy (runtime/thread_policy.h): the decision, the measurement, serial runs, and sessions
+// that use it.
+#include "runtime/thread_policy.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "ferry/error.h"
+#include "ferry/session.h"
+
+namespace ferry::runtime {
+namespace {
+
+int TeamSize(int threads) {
+  int n = 0;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp master
+    n = omp_get_num_threads();
+  }
+  return n;
+}
+
+TEST(ThreadDecider, StaysParallelWhileRunsAreNotContended) {
+  ThreadDecider d;
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(d.Next().parallel);
+    d.Observe(false);
+  }
+  EXPECT_FALSE(d.serial());
+}
+
+TEST(ThreadDecider, OneContendedRunIsNoise) {
+  ThreadDecider d;
+  d.Observe(true);
+  EXPECT_FALSE(d.serial());
+  d.Observe(false);
+  d.Observe(true);
+  EXPECT_FALSE(d.serial()) << "strikes must be in a row";
+  EXPECT_TRUE(d.Next().parallel);
+}
+
+TEST(ThreadDecider, ContendedRunsInARowMakeRunsSerialUntilAProbe) {
+  ThreadDecider d;
+  for (int i = 0; i < ThreadDecider::kStrikes; ++i) d.Observe(true);
+  EXPECT_TRUE(d.serial());
+  for (int i = 0; i < ThreadDecider::kFirstProbe; ++i) EXPECT_FALSE(d.Next().parallel) << "run " << i;
+  const ThreadDecider::Choice probe = d.Next();
+  EXPECT_TRUE(probe.parallel);
+  EXPECT_TRUE(probe.probe);
+  // Concurrent runs while the probe is out stay serial.
+  EXPECT_FALSE(d.Next().parallel);
+}
+
+TEST(ThreadDecider, ProbesBackOffWhileTheHostStaysBusyAndResetWhenItIsFree) {
+  ThreadDecider d;
+  for (int i = 0; i < ThreadDecider::kStrikes; ++i) d.Observe(true);
+  int interval = ThreadDecider::kFirstProbe;
+  for (int round = 0; round < 8; ++round) {
+    int serial_runs = 0;
+    ThreadDecider::Choice c;
+    while (!(c = d.Next()).parallel) ++serial_runs;
+    EXPECT_TRUE(c.probe);
+    EXPECT_EQ(serial_runs, interval) << "round " << round;
+    d.Observe(true);
+    interval = std::min(interval * 2, ThreadDecider::kMaxProbe);
+  }
+  EXPECT_EQ(d.probe_interval(), ThreadDecider::kMaxProbe);
+  while (!d.Next().parallel) {
+  }
+  d.Observe(false);
+  EXPECT_FALSE(d.serial());
+  EXPECT_EQ(d.probe_interval(), ThreadDecider::kFirstProbe);
+  EXPECT_TRUE(d.Next().parallel);
+}
+
+TEST(ThreadPolicyContended, NeedsAShareOfTheRunAndAnAbsoluteWait) {
+  EXPECT_FALSE(Contended(100'000'000, 0));
+  EXPECT_FALSE(Contended(100'000'000, 5'000'000));   // 5% of the run
+  EXPECT_TRUE(Contended(100'000'000, 20'000'000));   // 20%
+  EXPECT_FALSE(Contended(500'000, 150'000));         // 30% of a short run, but under kMinWaitNs
+  EXPECT_TRUE(Contended(1'000'000, 300'000));
+}
+
+TEST(ThreadPolicyMeasure, ReadsEveryTeamMembersWaitAndItOnlyGrows) {
+  std::vector<int64_t> before, after;
+  if (!ReadTeamCpuWaits(2, &before)) GTEST_SKIP() << "no /proc/self/task/TID/schedstat here";
+  ASSERT_EQ(before.size(), 2u);
+  TeamSize(2);
+  ASSERT_TRUE(ReadTeamCpuWaits(2, &after));
+  ASSERT_EQ(after.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_GE(after[i], before[i]) << "member " << i;
+}
+
+TEST(ThreadPolicyRun, SerialRunsHaveTeamsOfOneAndRestoreOpenMpAfter) {
+  ThreadPolicy policy(2);
+  const int levels = omp_get_max_active_levels();
+  {
+    ThreadPolicy::Run run(&policy);
+    EXPECT_EQ(run.threads_used(), 2);
+    EXPECT_EQ(TeamSize(2), 2);
+  }
+  for (int i = 0; i < ThreadDecider::kStrikes; ++i) policy.Observe(true);
+  EXPECT_TRUE(policy.serial());
+  {
+    ThreadPolicy::Run run(&policy);
+    EXPECT_EQ(run.threads_used(), 1);
+    EXPECT_EQ(TeamSize(2), 1);
+    run.Finish();
+    EXPECT_LT(run.cpu_wait_ms(), 0) << "a serial run is not measured";
+  }
+  EXPECT_EQ(omp_get_max_active_levels(), levels);
+  EXPECT_EQ(TeamSize(2), 2);
+}
+
+// A run far slower than the typical run of its signature runs its remaining steps on the calling thread and
+// counts as contended; runs of another signature are not held to that time.
+TEST(ThreadPolicyRun, ARunFarSlowerThanItsSignaturesTypicalRunsTheRestSerially) {
+  ThreadPolicy policy(2);
+  const int signature = 0, other = 0;
+  const auto sleep_ms = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  for (int i = 0; i < 3; ++i) {
+    ThreadPolicy::Run run(&policy, &signature);
+    sleep_ms(2);
+    run.AfterStep();
+    run.Finish();
+  }
+  for (int strike = 1; strike <= ThreadDecider::kStrikes; ++strike) {
+    ThreadPolicy::Run slow(&policy, &signature);
+    slow.AfterStep();
+    EXPECT_EQ(TeamSize(2), 2);
+    sleep_ms(30);
+    slow.AfterStep();
+    EXPECT_EQ(TeamSize(2), 1) << "strike " << strike;
+    EXPECT_EQ(slow.threads_used(), 1);
+    slow.Finish();
+    EXPECT_EQ(policy.serial(), strike == ThreadDecider::kStrikes);
+  }
+  ThreadPolicy fresh(2);
+  {
+    ThreadPolicy::Run run(&fresh, &signature);
+    sleep_ms(2);
+    run.Finish();
+  }
+  ThreadPolicy::Run unlike(&fresh, &other);
+  sleep_ms(30);
+  unlike.AfterStep();
+  EXPECT_EQ(TeamSize(2), 2) << "no typical time for this signature yet";
+}
+
+TEST(ThreadPolicyRun, AFixedCountDoesNothing) {
+  ThreadPolicy::Run run(nullptr);
+  EXPECT_EQ(TeamSize(2), 2);
+  run.Finish();
+  EXPECT_LT(run.cpu_wait_ms(), 0);
+}
+
+// The policy at work: with more busy threads than CPUs, a session with the default thread count finds its team
+// waiting for CPUs and runs on one thread; the outputs stay those of a fixed-count session.
+TEST(ThreadPolicySession, ABusyHostMakesRunsSerialWithTheSameOutputs) {
+  std::vector<int64_t> probe;
+  if (!ReadTeamCpuWaits(2, &probe)) GTEST_SKIP() << "no /proc/self/task/TID/schedstat here";
+  const std::string model = std::string(FERRY_SOURCE_DIR) + "/models/quickstart_cnn.onnx";
+  SessionOptions adaptive;
+  adaptive.threads = 2;
+  adaptive.adapt_threads = SessionOptions::ThreadAdaptation::kOn;
+  SessionOptions fixed;
+  fixed.threads = 2;
+  auto a = Session::Create(model, adaptive);
+  auto f = Session::Create(model, fixed);
+  Tensor x(DataType::kFloat, {1, 3, 32, 32});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = u(rng);
+  const std::string name = a->inputs()[0].name;
+  const Tensor want = f->Run({{name, x}}).at(0).second;
+
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  const int n = 2 * static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  for (int i = 0; i < n; ++i) {
+    hogs.emplace_back([&] {
+      volatile uint64_t k = 0;
+      while (!stop.load(std::memory_order_relaxed)) k = k + 1;
+    });
+  }
+  int serial_runs = 0, measured = 0;
+  double max_diff = 0;
+  for (int r = 0; r < 40 && serial_runs == 0; ++r) {
+    RunStats stats;
+    std::vector<NamedValue> out = a->RunValues({{name, Value(x)}}, &stats);
+    const Tensor& got = out.at(0).second.tensor();
+    for (int64_t i = 0; i < got.size(); ++i) {
+      max_diff = std::max(max_diff, static_cast<double>(std::fabs(got.data<float>()[i] - want.data<float>()[i])));
+    }
+    if (stats.cpu_wait_ms >= 0) ++measured;
+    if (stats.threads_used == 1) ++serial_runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(11));  // past kMeasureEveryNs: each run is measured
+  }
+  stop = true;
+  for (auto& h : hogs) h.join();
+  EXPECT_GT(measured, 0);
+  EXPECT_GT(serial_runs, 0) << "with " << n << " busy threads, no run found its team waiting for a CPU";
+  EXPECT_LT(max_diff, 1e-4);
+}
+
+TEST(ThreadPolicySession, AnExplicitCountIsFixedUnlessAsked) {
+  const std::string model = std::string(FERRY_SOURCE_DIR) + "/models/quickstart_cnn.onnx";
+  SessionOptions o;
+  o.threads = 2;
+  auto s = Session::Create(model, o);
+  Tensor x(DataType::kFloat, {1, 3, 32, 32});
+  std::memset(x.raw_data(), 0, x.nbytes());
+  RunStats stats;
+  s->RunValues({{s->inputs()[0].name, Value(x)}}, &stats);
+  EXPECT_EQ(stats.threads_used, 2);
+  EXPECT_LT(stats.cpu_wait_ms, 0) << "a fixed count is not measured";
+}
+
+TEST(ThreadPolicySession, AdaptingAndDeterminismExcludeEachOther) {
+  SessionOptions o;
+  o.threads = 2;
+  o.deterministic = true;
+  o.adapt_threads = SessionOptions::ThreadAdaptation::kOn;
+  try {
+    Session::Create(std::string(FERRY_SOURCE_DIR) + "/models/quickstart_cnn.onnx", o);
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("adapt_threads"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ferry::runtime
