@@ -97,10 +97,16 @@ def missing_file(command, root):
     except ValueError:
         return None
     writes = {"--plot", "--output-dir", "--profile", "--dump-ir", "--html", "--json-out"}
+    # `ferry optimize IN OUT` writes its second positional argument.
+    positional = [w for w in words if not w.startswith("-")]
+    written = set()
+    if len(positional) >= 4 and positional[0].endswith("ferry") and positional[1] == "optimize":
+        written.add(positional[3])
     previous = ""
     for w in words:
         value = w.split("=", 1)[1] if "=" in w and not w.startswith("-") else w
-        is_input = previous not in writes and "/" in value and re.search(r"\.(onnx|npy|pb|so|json)$", value)
+        is_input = (previous not in writes and value not in written and "/" in value
+                    and re.search(r"\.(onnx|npy|pb|so|json)$", value))
         if is_input and not os.path.exists(os.path.join(root, value)):
             return value
         previous = w

@@ -465,8 +465,10 @@ std::string OpsMatrixMarkdown(const OpsMatrix& m) {
          "Types: "
       << OpsTypeLegend()
       << ". Notes: attribute or shape constraints of the kernel (what it does not implement; `(predicate)` when "
-         "the kernel gives no description), inputs that must live in host memory, and CPU extensions or GPU "
-         "compute capability the kernel needs.\n\n";
+         "the kernel gives no description), inputs that must live in host memory, CPU extensions or GPU "
+         "compute capability the kernel needs, and `runs on oneDNN` where oneDNN does its arithmetic (oneDNN "
+         "then picks its own code for the CPU, capped by `--isa` / `FERRY_ISA`; `ferry ops` and `ferry check` "
+         "name the instruction set it uses on the machine they run on).\n\n";
 
   // Domains in matrix order ("" first).
   std::vector<std::string> domains;
