@@ -69,8 +69,9 @@ class TeamStatFiles {
     std::vector<long> tids(static_cast<size_t>(threads), 0);
 #pragma omp parallel num_threads(threads)
     { tids[static_cast<size_t>(omp_get_thread_num())] = syscall(SYS_gettid); }
-    const int step = std::max(1, threads / kMaxMeasured);
-    for (int i = 0; i < threads; i += step) {
+    const int measured = std::min(threads, kMaxMeasured);
+    for (int k = 0; k < measured; ++k) {
+      const int i = static_cast<int>(static_cast<int64_t>(k) * threads / measured);
       if (tids[static_cast<size_t>(i)] == 0) continue;  // a smaller team (a nested call): measure who ran
       const std::string path = "/proc/self/task/" + std::to_string(tids[static_cast<size_t>(i)]) + "/schedstat";
       const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

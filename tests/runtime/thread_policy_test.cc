@@ -96,6 +96,10 @@ TEST(ThreadPolicyMeasure, ReadsEveryTeamMembersWaitAndItOnlyGrows) {
   ASSERT_TRUE(ReadTeamCpuWaits(2, &after));
   ASSERT_EQ(after.size(), 2u);
   for (size_t i = 0; i < 2; ++i) EXPECT_GE(after[i], before[i]) << "member " << i;
+  // A wide team: 16 members, spread over it, are read.
+  std::vector<int64_t> wide;
+  ASSERT_TRUE(ReadTeamCpuWaits(40, &wide));
+  EXPECT_EQ(wide.size(), 16u);
 }
 
 TEST(ThreadPolicyRun, SerialRunsHaveTeamsOfOneAndRestoreOpenMpAfter) {
