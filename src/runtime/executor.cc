@@ -19,6 +19,10 @@ struct Executor::Frame {
   std::vector<Value> slots;
   const Frame* parent = nullptr;
   RunStats* stats = nullptr;
+  // The intra-op threads the kernels are told (KernelContext::threads): the executor's, or 1 while the thread
+  // policy runs this run on the calling thread (a subgraph's frame follows its parent's).
+  int threads = 0;
+  ThreadPolicy::Run* policy = nullptr;  // the run's, under the thread policy (subgraphs share the top frame's)
 };
 
 namespace {
@@ -355,6 +359,8 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   frame.cg = &cg;
   frame.parent = parent;
   frame.stats = stats;
+  frame.threads = parent ? parent->threads : threads_;
+  frame.policy = parent ? parent->policy : policy;
   frame.slots.resize(static_cast<size_t>(cg.num_slots));
   for (const auto& [s, tensor] : cg.constants) frame.slots[static_cast<size_t>(s)] = Value(*tensor);
   for (const auto& [s, v] : cg.device_constants) frame.slots[static_cast<size_t>(s)] = v;
@@ -425,11 +431,13 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
       if (ps.kernel && InputsMatch(ps.inputs, ps.derived, ps.checked, ins)) kernel_state = ps.kernel.get();
     }
     if (!kernel_state) {
+      const ThreadPolicy::Run::FullTeam full_team(frame.policy);  // prepare as a run with all threads would
       prepared_now = PrepareAtRun(cg, step_index, ins);
       kernel_state = prepared_now.get();
     }
     outs.assign(step.out.size(), Value());
-    KernelContext ctx(*step.node, ins, outs, threads_, runner, step.reusable);
+    if (frame.policy) frame.threads = frame.policy->threads_used();
+    KernelContext ctx(*step.node, ins, outs, frame.threads, runner, step.reusable);
     ctx.set_output_allocator(arena);
     ctx.set_deterministic(deterministic_);
     ctx.set_prepared(kernel_state);
@@ -455,7 +463,7 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
     }
     if (stats && stats->on_value && !parent) ReportValues(*step.node, step.backend, step.out, frame.slots, *stats);
     for (int s : step.release) frame.slots[static_cast<size_t>(s)] = Value();
-    if (policy) policy->AfterStep();
+    if (policy) policy->AfterStep();  // the top graph's steps only
   }
   std::vector<Value> result;
   result.reserve(cg.output_slots.size());

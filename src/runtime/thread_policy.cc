@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/parallel.h"
+
 namespace ferry::runtime {
 
 ThreadDecider::Choice ThreadDecider::Next() {
@@ -168,8 +170,30 @@ ThreadPolicy::Run::Run(ThreadPolicy* policy, const void* signature) : policy_(po
 
 void ThreadPolicy::Run::Serialize() {
   saved_levels_ = omp_get_max_active_levels();
-  omp_set_max_active_levels(0);  // every parallel region from here on: a team of the calling thread alone
+  saved_threads_ = omp_get_max_threads();
+  saved_cap_ = thread_cap;
+  ApplySerial();
   threads_used_ = 1;
+}
+
+void ThreadPolicy::Run::ApplySerial() const {
+  omp_set_max_active_levels(0);  // every parallel region from here on: a team of the calling thread alone
+  omp_set_num_threads(1);        // the libraries that ask how many threads they have hear 1
+  thread_cap = 1;                // and so do Ferry's kernels, whatever count they prepared for
+}
+
+void ThreadPolicy::Run::Restore() const {
+  omp_set_max_active_levels(saved_levels_);
+  omp_set_num_threads(saved_threads_);
+  thread_cap = saved_cap_;
+}
+
+ThreadPolicy::Run::FullTeam::FullTeam(Run* run) : run_(run && run->saved_levels_ >= 0 ? run : nullptr) {
+  if (run_) run_->Restore();
+}
+
+ThreadPolicy::Run::FullTeam::~FullTeam() {
+  if (run_) run_->ApplySerial();
 }
 
 void ThreadPolicy::Run::CutIfSlow() {
@@ -203,7 +227,7 @@ void ThreadPolicy::Run::Finish() {
 }
 
 ThreadPolicy::Run::~Run() {
-  if (saved_levels_ >= 0) omp_set_max_active_levels(saved_levels_);
+  if (saved_levels_ >= 0) Restore();
 }
 
 }  // namespace ferry::runtime

@@ -10,10 +10,15 @@
 // nothing): the time each team thread spent runnable but waiting for a CPU during the run, from the scheduler's
 // per-thread statistics (/proc/self/task/TID/schedstat). When in kStrikes measured runs in a row some team thread
 // waited for more than kContendedShare of the run (one such run is noise: a wake-up delayed once), the host is
-// contended: the next runs execute every parallel region on the calling
-// thread (OpenMP's max-active-levels set to 0 for the run, so the kernels' work splits stay as they are and run
-// one after another), and one run in kFirstProbe (doubling up to kMaxProbe while the host stays busy) tries all
-// threads again to see whether the CPUs came back. Where the statistics cannot be read, runs keep all threads.
+// contended: the next runs execute on the calling thread alone (below), and one run in kFirstProbe (doubling up
+// to kMaxProbe while the host stays busy) tries all threads again to see whether the CPUs came back. Where the
+// statistics cannot be read, runs keep all threads.
+//
+// A serial run tells its kernels it has one thread (KernelContext::threads, core/parallel.h's thread_cap over any
+// count a kernel prepared for, and OpenMP's thread count): oneDNN plans some splits (its GEMM's) by the thread
+// count it is told when it runs, and a split made for two threads and run by one does half the work. Primitives that fixed their team size when they were
+// made get a team of one (max-active-levels 0) and split by the team they get, as when called from inside a
+// parallel region.
 //
 // Cutting a run short: a run with all threads that takes longer than kSlowParallel times the typical wall time
 // of its input signature's runs with all threads, or a try that takes longer than kSlowProbe times its serial
@@ -76,6 +81,19 @@ class ThreadPolicy {
     ~Run();
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
+    // While it lives, a serialized run has its full team back: for preparing a kernel during the run, so that
+    // what it plans (oneDNN primitives, their splits) is what a run with all threads plans.
+    class FullTeam {
+     public:
+      explicit FullTeam(Run* run);  // nullptr or a run with all threads: nothing to do
+      ~FullTeam();
+      FullTeam(const FullTeam&) = delete;
+      FullTeam& operator=(const FullTeam&) = delete;
+
+     private:
+      Run* run_;
+    };
+
     // Between two steps of the run: a run past its time budget runs the rest on the calling thread.
     void AfterStep() {
       if (budget_ns_ > 0 && !cut_) CutIfSlow();
@@ -90,11 +108,15 @@ class ThreadPolicy {
    private:
     void CutIfSlow();
     void Serialize();
+    void ApplySerial() const;
+    void Restore() const;
 
     ThreadPolicy* policy_;
     const void* signature_;
     int threads_used_ = 0;
-    int saved_levels_ = -1;  // >= 0: restore OpenMP's max-active-levels to it
+    int saved_levels_ = -1;   // >= 0 while serialized: restore OpenMP's max-active-levels to it
+    int saved_threads_ = -1;  // ... OpenMP's thread count (nthreads-var)
+    int saved_cap_ = 0;       // ... and core/parallel.h's thread_cap
     bool parallel_ = false;
     bool measuring_ = false;
     bool cut_ = false;

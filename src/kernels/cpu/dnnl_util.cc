@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include "core/parallel.h"
 #include "kernels/cpu/dnnl_isa.h"
 
 namespace ferry::cpu {
@@ -53,7 +54,7 @@ dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc) {
 
 void WithStream(int threads, const std::string& what, const std::function<void(dnnl::stream&)>& body) {
   const int saved = omp_get_max_threads();
-  omp_set_num_threads(std::max(1, threads));
+  omp_set_num_threads(std::max(1, CappedThreads(threads)));
   try {
     dnnl::stream stream(Engine());
     body(stream);
@@ -69,7 +70,7 @@ void WithStream(int threads, const std::string& what, const std::function<void(d
 }
 
 ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(std::max(1, threads));
+  omp_set_num_threads(std::max(1, CappedThreads(threads)));  // a serial run's cap wins (core/parallel.h)
 }
 ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
 
