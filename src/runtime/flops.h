@@ -10,7 +10,7 @@ namespace ferry::runtime {
 // op is not one whose cost is well defined (Reshape, Gather, control flow...). Throws ferry::Error when an
 // attribute it reads has the wrong type.
 using semantics::EstimateFlops;
-// Whether an ai.onnx op has a FLOPs estimate (it does arithmetic): a 0 from EstimateFlops then means "unknown".
+// Whether an op has a FLOPs estimate (it does arithmetic): a 0 from EstimateFlops then means "unknown".
 using semantics::HasFlops;
 
 }  // namespace ferry::runtime

@@ -231,14 +231,64 @@ const std::unordered_map<std::string_view, FlopsFn>& Table() {
   return *table;
 }
 
+// BlockedConv: a Conv whose output is in a blocked layout ([N, C/b, spatial..., b], or channels-last with block
+// 0) with its channels padded to the block: 2 * |Y| * prod(W.shape[1:]) over the real channels, W[0].
+double BlockedConvFlops(const ir::Node& n) {
+  const auto out = StaticDims(n.output(0)), w = StaticDims(n.input(1));
+  if (!out || !w || w->size() < 2 || out->size() < 3) return 0;
+  const double padded = n.GetInt("block", 0) > 0 ? static_cast<double>((*out)[1] * out->back())
+                                                 : static_cast<double>(out->back());
+  if (padded <= 0) return 0;
+  return 2 * Elements(*out) * (static_cast<double>((*w)[0]) / padded) * ProductFrom(*w, 1);
+}
+
+// Ferry's Attention: Q [..., Sq, Dh], K [..., Sk, Dh] (or [..., Dh, Sk] with k_transposed), V [..., Sk, Dv]: the
+// two products and the softmax, as for ONNX Attention.
+double FerryAttentionFlops(const ir::Node& n) {
+  const auto q = StaticDims(n.input(0)), k = StaticDims(n.input(1)), v = StaticDims(n.input(2));
+  if (!q || !k || !v || q->size() < 2 || k->size() < 2 || v->size() < 2) return 0;
+  const double sq = static_cast<double>((*q)[q->size() - 2]), dh = static_cast<double>(q->back());
+  const double sk = static_cast<double>(n.GetInt("k_transposed", 0) ? k->back() : (*k)[k->size() - 2]);
+  const double dv = static_cast<double>(v->back());
+  const double batch = sq * dh > 0 ? Elements(*q) / (sq * dh) : 0;
+  return 2 * batch * sq * sk * (dh + dv) + 3 * batch * sq * sk;
+}
+
+// Ferry's own ops (ai.ferry: what the optimizer fuses and the blocked layout makes), as the ops they stand for.
+// Its reorders move data and do no arithmetic.
+const std::unordered_map<std::string_view, FlopsFn>& FerryTable() {
+  static const auto* table = new std::unordered_map<std::string_view, FlopsFn>{
+      {"FusedConv", ConvFlops<1>},
+      {"BlockedConv", BlockedConvFlops},
+      {"BlockedPool", PoolFlops},
+      {"FusedMatMul", MatMulFlops},
+      {"Attention", FerryAttentionFlops},
+      {"Gelu", PerOutputElement<1>},
+      {"LayerNormalization", PerOutputElement<2>},
+      {"RMSNormalization", PerOutputElement<2>},
+      {"SkipLayerNormalization", PerOutputElement<3>},
+  };
+  return *table;
+}
+
+const std::unordered_map<std::string_view, FlopsFn>* TableFor(std::string_view domain) {
+  if (domain.empty() || domain == "ai.onnx") return &Table();
+  if (domain == "ai.ferry") return &FerryTable();
+  return nullptr;
+}
+
 }  // namespace
 
 double EstimateFlops(const ir::Node& n) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return 0;
-  const auto it = Table().find(n.op_type());
-  return it == Table().end() ? 0 : it->second(n);
+  const auto* table = TableFor(n.domain());
+  if (!table) return 0;
+  const auto it = table->find(n.op_type());
+  return it == table->end() ? 0 : it->second(n);
 }
 
-bool HasFlops(std::string_view op) { return Table().count(op) != 0; }
+bool HasFlops(std::string_view domain, std::string_view op) {
+  const auto* table = TableFor(domain);
+  return table && table->count(op) != 0;
+}
 
 }  // namespace ferry::semantics

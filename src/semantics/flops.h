@@ -10,11 +10,11 @@
 namespace ferry::semantics {
 
 // The operations of one node; 0 when the shapes it needs are not static or the op is not one whose cost is well
-// defined (Reshape, Gather, control flow, other domains...). Throws ferry::Error when an attribute it reads has
-// the wrong type.
+// defined (Reshape, Gather, control flow, domains other than ai.onnx and ai.ferry...). Throws ferry::Error when
+// an attribute it reads has the wrong type.
 double EstimateFlops(const ir::Node& n);
 
-// Whether ai.onnx op `op` has a FLOPs function.
-bool HasFlops(std::string_view op);
+// Whether op `op` of `domain` ("" or "ai.onnx", "ai.ferry") has a FLOPs function.
+bool HasFlops(std::string_view domain, std::string_view op);
 
 }  // namespace ferry::semantics

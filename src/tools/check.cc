@@ -155,7 +155,7 @@ struct Walk {
     try {
       c.flops = runtime::EstimateFlops(n);
       // An op that does arithmetic with a cost of 0: its shapes are not static (a --shape would tell).
-      if (c.flops == 0 && (n.domain().empty() || n.domain() == "ai.onnx") && runtime::HasFlops(n.op_type())) {
+      if (c.flops == 0 && runtime::HasFlops(n.domain(), n.op_type())) {
         ++report.flops_unknown;
       }
     } catch (const Error&) {

@@ -163,7 +163,7 @@ const char* SeverityTitle(Severity s) {
 NodeCost CostOf(const NodeCheck& n) {
   using Kind = NodeCost::Kind;
   if (n.flops > 0 && std::isfinite(n.flops)) return {Kind::kFlops, n.flops};
-  if (!IsOnnxDomain(n.domain) || runtime::HasFlops(n.op)) return {Kind::kUnknown, 0};
+  if (!IsOnnxDomain(n.domain) || runtime::HasFlops(n.domain, n.op)) return {Kind::kUnknown, 0};
   if (IsHostSide(n.op)) return {Kind::kHostSide, 0};
   double elements = 0;
   for (const std::string& type : n.output_types) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace ferry::tools {
 namespace {
@@ -52,10 +53,15 @@ FallbackShare MeasureFallbackShare(const PlacementReport& placement, const std::
   FallbackShare s;
   if (!placement.backends.empty()) s.first_backend = placement.backends.front();
   std::map<std::string, FallbackOp> ops;
+  // A node on a later backend that placement calls native (a plugin's own custom op, on its plugin) is no
+  // fallback: that backend is where the op lives.
+  const auto off_first = [&](const NodePlacementInfo& n) { return n.backend != s.first_backend && n.kind != "native"; };
+  std::set<std::string> off_first_nodes;  // of the main graph, for the node times
   for (const NodePlacementInfo& n : placement.nodes) {
     ++s.nodes;
     s.flops += n.flops;
-    if (n.backend == s.first_backend) continue;
+    if (!off_first(n)) continue;
+    if (n.graph == "main") off_first_nodes.insert(n.name);
     ++s.fallback_nodes;
     s.fallback_flops += n.flops;
     if (std::find(s.to.begin(), s.to.end(), n.backend) == s.to.end()) s.to.push_back(n.backend);
@@ -68,7 +74,7 @@ FallbackShare MeasureFallbackShare(const PlacementReport& placement, const std::
     for (const NodeTime& t : *times) {
       if (t.graph != "main") continue;  // inside an If/Loop/Scan step, whose time already holds it
       s.ms += t.ms;
-      if (t.backend == s.first_backend || t.backend == "copy") continue;
+      if (t.backend == s.first_backend || t.backend == "copy" || !off_first_nodes.count(t.node)) continue;
       s.fallback_ms += t.ms;
       FallbackOp& o = ops[t.op];
       if (o.op.empty()) o.op = t.op;  // a node the placement lists under another name (never, but stay whole)

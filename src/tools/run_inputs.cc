@@ -231,9 +231,15 @@ std::map<std::string, std::vector<int64_t>> FixedInputShapes(const std::vector<I
     fixed[info.name] = std::move(dims_fixed);
   }
   if (!symbolic_batch) {
-    throw InvalidArgumentError("--batch " + std::to_string(*spec.batch) +
-                               ": no input has a symbolic leading (batch) dim: the model's batch is fixed (inputs " +
-                               declared + ")");
+    // A model may name a later dim "batch" ([seq, batch, features]): --batch sets only a leading one.
+    const bool symbolic_elsewhere = std::any_of(inputs.begin(), inputs.end(), [](const IoInfo& info) {
+      return info.has_shape && std::any_of(info.dims.begin(), info.dims.end(), [](int64_t d) { return d < 0; });
+    });
+    throw InvalidArgumentError("--batch " + std::to_string(*spec.batch) + ": no input has a symbolic leading dim" +
+                               (symbolic_elsewhere ? std::string(" (the symbolic dims are not the first: give the "
+                                                                 "shape with --shape NAME=DIMS)")
+                                                   : std::string(": the model's batch is fixed")) +
+                               " (inputs " + declared + ")");
   }
   return fixed;
 }

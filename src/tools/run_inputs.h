@@ -42,7 +42,7 @@ std::vector<NamedValue> BuildInputs(const std::vector<IoInfo>& inputs, const Inp
 // is symbolic, with its other dims static (one with other symbolic dims is sized per run instead). `inputs`: the
 // model's (ReadModelInputs). Throws InvalidArgumentError, naming the flag and the declared shapes, for a --shape
 // naming no input, of another rank, or contradicting a static dim, and for a --batch where no input has a
-// symbolic leading dim (the model's batch is fixed).
+// symbolic leading dim (the model's batch is fixed, or its symbolic dims come later: --shape then).
 std::map<std::string, std::vector<int64_t>> FixedInputShapes(const std::vector<IoInfo>& inputs,
                                                              const InputSpec& spec);
 

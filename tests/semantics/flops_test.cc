@@ -52,9 +52,10 @@ TEST(SemanticsFlops, PoolsReductionsAndElementwise) {
   EXPECT_EQ(FlopsOf(softmax), 36.0);
   OpTest reshape{.op = "Identity", .inputs = {In("x", Zeros({3, 4}))}};
   EXPECT_EQ(FlopsOf(reshape), 0.0);
-  EXPECT_TRUE(HasFlops("Conv"));
-  EXPECT_TRUE(HasFlops("ReduceLogSumExp"));
-  EXPECT_FALSE(HasFlops("Reshape"));
+  EXPECT_TRUE(HasFlops("", "Conv"));
+  EXPECT_TRUE(HasFlops("ai.onnx", "ReduceLogSumExp"));
+  EXPECT_FALSE(HasFlops("", "Reshape"));
+  EXPECT_FALSE(HasFlops("com.example", "Conv"));
 }
 
 TEST(SemanticsFlops, RecurrentOpsCountTheirProductsAndGates) {
@@ -75,7 +76,7 @@ TEST(SemanticsFlops, RecurrentOpsCountTheirProductsAndGates) {
   batch_first.inputs[0] = In("x", Zeros({2, 5, 3}));
   batch_first.attributes.push_back(Int("layout", 1));
   EXPECT_EQ(FlopsOf(batch_first), 5.0 * 2 * (2 * 2 * 4 * 4 * 7 + 13 * 2 * 4));
-  EXPECT_TRUE(HasFlops("LSTM"));
+  EXPECT_TRUE(HasFlops("", "LSTM"));
 }
 
 TEST(SemanticsFlops, AttentionEinsumAndResize) {
@@ -100,6 +101,31 @@ TEST(SemanticsFlops, AttentionEinsumAndResize) {
   OpTest resize{.op = "Resize", .inputs = {In("x", Zeros({1, 1, 2, 2})), Omitted(), Omitted(), Const("sizes", sizes)},
                 .attributes = {Str("mode", "linear")}};
   EXPECT_EQ(FlopsOf(resize), 2.0 * 4 * 16);
+}
+
+// Ferry's own ops (what the optimizer fuses and the blocked layout makes) count as the ops they stand for, so a
+// run's FLOPs total after optimization is the model's (`ferry run --report` against `ferry check`).
+TEST(SemanticsFlops, FerryOpsCountAsWhatTheyStandFor) {
+  OpTest fused{.op = "FusedConv", .domain = "ai.ferry", .opset = 1,
+               .inputs = {In("x", Zeros({1, 2, 8, 8})), Const("w", Zeros({4, 2, 3, 3}))}};
+  EXPECT_EQ(FlopsOf(fused), 2.0 * 144 * 18);
+  // Blocked by 8: Y [1, 1, 6, 6, 8] holds 4 real channels of 8.
+  OpTest blocked{.op = "BlockedConv", .domain = "ai.ferry", .opset = 1,
+                 .inputs = {In("x", Zeros({1, 1, 8, 8, 8})), Const("w", Zeros({4, 2, 3, 3}))},
+                 .attributes = {Int("block", 8), Int("plain_input", 0)}};
+  EXPECT_EQ(FlopsOf(blocked), 2.0 * 144 * 18);
+  OpTest matmul{.op = "FusedMatMul", .domain = "ai.ferry", .opset = 1,
+                .inputs = {In("a", Zeros({2, 3, 5})), In("b", Zeros({5, 7}))}};
+  EXPECT_EQ(FlopsOf(matmul), 2.0 * 42 * 5);
+  // [batch 2, queries 3, head 4] against 5 keys: 2*2*3*5*(4+4) + 3*2*3*5.
+  OpTest attention{.op = "Attention", .domain = "ai.ferry", .opset = 1,
+                   .inputs = {In("q", Zeros({2, 3, 4})), In("k", Zeros({2, 5, 4})), In("v", Zeros({2, 5, 4}))}};
+  EXPECT_EQ(FlopsOf(attention), 2.0 * 2 * 3 * 5 * 8 + 3.0 * 2 * 3 * 5);
+  OpTest norm{.op = "LayerNormalization", .domain = "ai.ferry", .opset = 1,
+              .inputs = {In("x", Zeros({3, 4})), Const("s", Zeros({4}))}};
+  EXPECT_EQ(FlopsOf(norm), 24.0);
+  EXPECT_TRUE(HasFlops("ai.ferry", "BlockedConv"));
+  EXPECT_FALSE(HasFlops("ai.ferry", "ReorderToBlocked"));
 }
 
 }  // namespace

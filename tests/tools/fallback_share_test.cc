@@ -97,6 +97,25 @@ TEST(FallbackShare, WarnsOnTimeWhenTimedElseOnFlopsElseOnNodes) {
   EXPECT_NE(FormatFallbackShare(none).find("0 of 1 nodes (0.0%)"), std::string::npos);
 }
 
+// A plugin's own custom op runs natively on its plugin (placement's kind "native"): not a fallback, in nodes,
+// FLOPs or time; a node pinned to a later backend is.
+TEST(FallbackShare, APluginsOwnOpIsNoFallback) {
+  PlacementReport r;
+  r.backends = {"cpu", "ref", "plug"};
+  r.nodes = {Node("conv", "Conv", "cpu", 900), Node("c", "Correlation", "plug", 100), Node("p", "Relu", "ref", 0)};
+  r.nodes[0].kind = r.nodes[1].kind = "native";
+  r.nodes[1].domain = "com.example";
+  r.nodes[2].kind = "pinned";
+  const std::vector<NodeTime> times = {Time("conv", "Conv", "cpu", 1.0),
+                                       Time("c", "com.example::Correlation", "plug", 5.0), Time("p", "Relu", "ref", 0.5)};
+  const FallbackShare s = MeasureFallbackShare(r, &times);
+  EXPECT_EQ(s.fallback_nodes, 1);
+  EXPECT_EQ(s.to, std::vector<std::string>{"ref"});
+  EXPECT_DOUBLE_EQ(s.fallback_flops, 0);
+  EXPECT_DOUBLE_EQ(s.fallback_ms, 0.5);
+  EXPECT_EQ(FallbackWarning(s).find("plug"), std::string::npos) << FallbackWarning(s);
+}
+
 // A real session: Relu pinned to ref runs there, and the profiled run's time on ref is counted.
 TEST(FallbackShare, FromASessionsProfiledRun) {
   SessionOptions options;

@@ -106,8 +106,20 @@ TEST(RunInputs, BatchOnAModelWithAFixedBatchIsRefusedNamingTheInputs) {
   unranked.name = "any";
   EXPECT_THAT([&] { tools::FixedInputShapes({Input("x", {1, 3}), unranked}, spec); },
               ThrowsMessage<InvalidArgumentError>(StrEq(
-                  "--batch 2: no input has a symbolic leading (batch) dim: the model's batch is fixed (inputs 'x' "
+                  "--batch 2: no input has a symbolic leading dim: the model's batch is fixed (inputs 'x' "
                   "[1,3], 'any' (rank unknown))")));
+}
+
+// An LSTM's [seq, batch, features]: its symbolic dim is not the leading one, so the batch is not "fixed".
+TEST(RunInputs, BatchOnAModelWhoseSymbolicDimIsNotLeadingSaysToUseShape) {
+  tools::InputSpec spec;
+  spec.batch = 2;
+  IoInfo x = Input("x", {5, -1, 32});
+  x.dim_names = {"", "batch", ""};
+  EXPECT_THAT([&] { tools::FixedInputShapes({x}, spec); },
+              ThrowsMessage<InvalidArgumentError>(HasSubstr(
+                  "no input has a symbolic leading dim (the symbolic dims are not the first: give the shape with "
+                  "--shape NAME=DIMS)")));
 }
 
 TEST(RunInputs, ModelInputsAreReadWithoutASession) {
