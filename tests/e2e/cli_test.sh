@@ -157,7 +157,7 @@ expect run_batch_fixes_the_graph 0 'y: float32 \[5,4\]' -- bash -c "'$FERRY' run
 expect run_without_shape_keeps_symbolic 0 '^symbolic graph$' -- bash -c "'$FERRY' run '$TMP/dyn.onnx' --random \
   --dump-ir '$TMP/dyn_none.ir' 2>&1 | grep -q 'is symbolic; give --shape x=DIMS or --batch N' && \
   grep -q 'Shape(' '$TMP/dyn_none.ir' && echo symbolic graph"
-expect run_batch_on_fixed_batch 2 "ferry run: --batch 2: no input has a symbolic leading \(batch\) dim: the \
+expect run_batch_on_fixed_batch 2 "ferry run: --batch 2: no input has a symbolic leading dim: the \
 model's batch is fixed \(inputs 'input' \[1,3,32,32\]\)" -- "$FERRY" run "$M" --random --batch 2
 expect run_shape_against_static_dim 2 "ferry run: --shape input=2x3x32x32: dimension 0 is 1 in the model \
 \(\[1,3,32,32\]\), got 2" -- "$FERRY" run "$M" --random --shape input=2x3x32x32
