@@ -107,6 +107,8 @@ def missing_file(command, root):
         value = w.split("=", 1)[1] if "=" in w and not w.startswith("-") else w
         is_input = (previous not in writes and value not in written and "/" in value
                     and re.search(r"\.(onnx|npy|pb|so|json)$", value))
+        # `ferry compare --inputs DIR` / `--reference DIR`: a folder the sample reads (not random/zeros/ones).
+        is_input = is_input or (previous in ("--inputs", "--reference") and value not in ("random", "zeros", "ones"))
         if is_input and not os.path.exists(os.path.join(root, value)):
             return value
         previous = w
