@@ -19,10 +19,9 @@ struct Executor::Frame {
   std::vector<Value> slots;
   const Frame* parent = nullptr;
   RunStats* stats = nullptr;
-  // The intra-op threads the kernels are told (KernelContext::threads): the executor's, or 1 while the thread
-  // policy runs this run on the calling thread (a subgraph's frame follows its parent's).
-  int threads = 0;
-  ThreadPolicy::Run* policy = nullptr;  // the run's, under the thread policy (subgraphs share the top frame's)
+  // The run under the thread policy (subgraphs share the top frame's): its threads_used() is the intra-op count
+  // the kernels are told, the executor's or 1 while the policy runs this run on the calling thread.
+  ThreadPolicy::Run* policy = nullptr;
 };
 
 namespace {
@@ -309,18 +308,18 @@ std::vector<Value> Executor::Run(std::vector<Value> inputs, RunStats* stats) con
   const CompiledGraph& top = *compiled_.at(model_.graph.get());
   const ScopedStaticOmpTeams static_teams(deterministic_);
   const std::shared_ptr<const PreparedRun> prepared = Prepared(inputs);
-  ThreadPolicy::Run policy(thread_policy_.get(), prepared.get());  // runs of one signature compare in time
-  ThreadPolicy::Run* const steps = thread_policy_ ? &policy : nullptr;
+  // Runs of one signature compare in time; without a policy, the run has the executor's count.
+  ThreadPolicy::Run policy(thread_policy_.get(), prepared.get(), threads_);
   std::vector<Value> outputs;
   if (!prepared->arena) {
-    outputs = RunGraph(top, std::move(inputs), nullptr, stats, nullptr, prepared.get(), steps);
+    outputs = RunGraph(top, std::move(inputs), nullptr, stats, nullptr, prepared.get(), &policy);
   } else {
     ArenaRun arena(prepared->arena);
-    outputs = RunGraph(top, std::move(inputs), nullptr, stats, &arena, prepared.get(), steps);
+    outputs = RunGraph(top, std::move(inputs), nullptr, stats, &arena, prepared.get(), &policy);
   }
   policy.Finish();
   if (stats) {
-    stats->threads_used = thread_policy_ ? policy.threads_used() : threads_;
+    stats->threads_used = policy.threads_used();
     stats->cpu_wait_ms = policy.cpu_wait_ms();
   }
   return outputs;
@@ -359,7 +358,6 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
   frame.cg = &cg;
   frame.parent = parent;
   frame.stats = stats;
-  frame.threads = parent ? parent->threads : threads_;
   frame.policy = parent ? parent->policy : policy;
   frame.slots.resize(static_cast<size_t>(cg.num_slots));
   for (const auto& [s, tensor] : cg.constants) frame.slots[static_cast<size_t>(s)] = Value(*tensor);
@@ -436,8 +434,8 @@ std::vector<Value> Executor::RunGraph(const CompiledGraph& cg, std::vector<Value
       kernel_state = prepared_now.get();
     }
     outs.assign(step.out.size(), Value());
-    if (frame.policy) frame.threads = frame.policy->threads_used();
-    KernelContext ctx(*step.node, ins, outs, frame.threads, runner, step.reusable);
+    const int threads = frame.policy ? frame.policy->threads_used() : threads_;
+    KernelContext ctx(*step.node, ins, outs, threads, runner, step.reusable);
     ctx.set_output_allocator(arena);
     ctx.set_deterministic(deterministic_);
     ctx.set_prepared(kernel_state);

@@ -85,7 +85,8 @@ class Executor {
   std::shared_ptr<const PreparedKernel> PrepareAtRun(const CompiledGraph& cg, size_t step_index,
                                                      std::span<const Value* const> ins) const;
   // `prepared`: the top graph's prepared signature (nullptr for subgraphs: their steps prepare as they run).
-  // `policy`: the top graph's run under the thread policy (told after each step; nullptr for subgraphs).
+  // `policy`: the top graph's run under the thread policy (told after each step; nullptr for subgraphs, which
+  // follow their parent's).
   std::vector<Value> RunGraph(const CompiledGraph& cg, std::vector<Value> inputs, const Frame* parent,
                               RunStats* stats, StepAllocator* arena, const PreparedRun* prepared,
                               ThreadPolicy::Run* policy = nullptr) const;

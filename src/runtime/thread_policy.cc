@@ -142,7 +142,8 @@ void ThreadPolicy::Typical::Add(const void* s, double wall_ns) {
   signature = s;
 }
 
-ThreadPolicy::Run::Run(ThreadPolicy* policy, const void* signature) : policy_(policy), signature_(signature) {
+ThreadPolicy::Run::Run(ThreadPolicy* policy, const void* signature, int fixed_threads)
+    : policy_(policy), signature_(signature), threads_used_(fixed_threads) {
   if (!policy_) return;
   threads_used_ = policy_->threads_;
   start_ = std::chrono::steady_clock::now();

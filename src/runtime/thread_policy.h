@@ -77,7 +77,8 @@ class ThreadPolicy {
   // runs of the same input signature (their typical times are comparable); nullptr: none.
   class Run {
    public:
-    explicit Run(ThreadPolicy* policy, const void* signature = nullptr);  // nullptr policy: a fixed count
+    // nullptr policy: a run with the fixed count `fixed_threads`, nothing to decide or measure.
+    explicit Run(ThreadPolicy* policy, const void* signature = nullptr, int fixed_threads = 0);
     ~Run();
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
