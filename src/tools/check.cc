@@ -172,7 +172,7 @@ struct Walk {
       refused = p.refused;
       c.backend = p.backend->name();
       c.kernel = p.kernel ? p.kernel->name : "";
-      if (p.kernel && p.kernel->library == "oneDNN") c.library_isa = cpu::DnnlIsaFor(target.isa);
+      if (p.kernel) c.library = p.kernel->library;
       c.verdict = p.kind == runtime::PlacementKind::kNative   ? Verdict::kNative
                   : p.kind == runtime::PlacementKind::kPinned ? Verdict::kPinned
                                                                : Verdict::kFallback;

@@ -45,7 +45,7 @@ struct NodeCheck {
   Verdict verdict = Verdict::kUnsupported;
   std::string backend;           // backend that runs it ("" when unsupported)
   std::string kernel;            // KernelDef name
-  std::string library_isa;       // a kernel running in oneDNN (KernelDef::library): the ISA it uses on the target
+  std::string library;           // KernelDef::library: "oneDNN" (then it uses CheckReport::onednn_isa) or ""
   FailureLayer layer = FailureLayer::kNone;  // first backend's failure layer (kNone when native)
   std::string reason;            // one line: why it is not native
   std::string remedy;            // one line: what to do ("" when native)

@@ -71,7 +71,7 @@ std::string FormatCheckText(const CheckReport& r, bool verbose) {
   }
   if (!r.onednn_isa.empty()) {
     int64_t on_onednn = 0;
-    for (const NodeCheck& n : r.nodes) on_onednn += !n.library_isa.empty();
+    for (const NodeCheck& n : r.nodes) on_onednn += n.library == "oneDNN";
     os << "; oneDNN kernels " << r.onednn_isa << " (" << on_onednn << (on_onednn == 1 ? " node)" : " nodes)");
   }
   os << "\n\n";
@@ -228,7 +228,7 @@ std::string FormatCheckJson(const CheckReport& r, const CheckGate* gate) {
                      {"verdict", VerdictName(n.verdict)},
                      {"backend", n.backend.empty() ? Json(nullptr) : Json(n.backend)},
                      {"kernel", n.kernel.empty() ? Json(nullptr) : Json(n.kernel)},
-                     {"onednn_isa", n.library_isa.empty() ? Json(nullptr) : Json(n.library_isa)},
+                     {"onednn_isa", n.library == "oneDNN" ? Json(r.onednn_isa) : Json(nullptr)},
                      {"layer", n.layer == FailureLayer::kNone ? Json(nullptr) : Json(FailureLayerName(n.layer))},
                      {"reason", n.reason},
                      {"remedy", n.remedy},

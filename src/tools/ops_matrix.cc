@@ -95,8 +95,12 @@ std::vector<std::string> TypeParts(const OpsKernel& k) {
 }
 
 // The instruction set oneDNN uses on this host (FERRY_ISA narrowing it as it narrows oneDNN).
-std::string HostLibraryIsa(const OpsKernel& k) {
-  return k.library == "oneDNN" ? cpu::DnnlIsaFor(DefaultIsa()) : "";
+std::string HostOneDnnIsa() { return cpu::DnnlIsaFor(DefaultIsa()); }
+
+// The instruction set kernel `k`'s library uses here: `onednn_isa` (HostOneDnnIsa) for a oneDNN kernel, else "".
+const std::string& LibraryIsa(const OpsKernel& k, const std::string& onednn_isa) {
+  static const std::string none;
+  return k.library == "oneDNN" ? onednn_isa : none;
 }
 
 // Host inputs, needs and constraints of one kernel; `library_isa`: the instruction set the kernel's library uses
@@ -340,6 +344,7 @@ OpsMatrix BuildOpsMatrix(const OpsFilter& filter) {
 //       1-5     T: floats
 std::string OpsMatrixText(const OpsMatrix& m) {
   std::ostringstream out;
+  const std::string onednn_isa = HostOneDnnIsa();
   for (const auto& e : m.ops) {
     out << e.op << (e.domain.empty() ? "" : " (" + e.domain + ")") << ": schema versions " << VersionsText(e)
         << "\n";
@@ -354,7 +359,7 @@ std::string OpsMatrixText(const OpsMatrix& m) {
         std::string range = RangeText(k.since, k.until);
         range.resize(std::max<size_t>(range.size(), 7), ' ');
         std::vector<std::string> cells = TypeParts(k);
-        for (auto& n : NoteParts(k, HostLibraryIsa(k))) cells.push_back(std::move(n));
+        for (auto& n : NoteParts(k, LibraryIsa(k, onednn_isa))) cells.push_back(std::move(n));
         out << "    " << range << " " << (cells.empty() ? "-" : Join(cells, " | ")) << "\n";
       }
     }
@@ -389,6 +394,7 @@ std::string OpsMatrixJson(const OpsMatrix& m) {
   Json j;
   j["backends"] = m.backends;
   j["ops"] = Json::array();
+  const std::string onednn_isa = HostOneDnnIsa();
   std::vector<std::string> none;
   std::map<std::string, std::array<int, 3>> per_backend;  // ops, kernels, complete
   for (const auto& b : m.backends) per_backend[b] = {0, 0, 0};
@@ -429,7 +435,7 @@ std::string OpsMatrixJson(const OpsMatrix& m) {
         kj["min_compute_capability"] = k.min_compute_capability;
         if (!k.library.empty()) {
           kj["library"] = k.library;
-          kj["library_isa"] = HostLibraryIsa(k);
+          kj["library_isa"] = LibraryIsa(k, onednn_isa);
         }
         b["kernels"].push_back(std::move(kj));
       }
