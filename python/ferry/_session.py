@@ -221,7 +221,7 @@ class InferenceSession:
         if not self._sess_options.enable_profiling:
             return ""
         name = "%s_%s.json" % (self._sess_options.profile_file_prefix, time.strftime("%Y-%m-%d_%H-%M-%S"))
-        self._session.write_profile(name)
+        self._session.write_profile(name, self._model if self._model_path is None else None)
         return name
 
     def get_profiling_start_time_ns(self):

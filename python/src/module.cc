@@ -104,10 +104,10 @@ class PySession {
       const std::string bytes = model.cast<std::string>();
       const std::string base = Get<std::string>(options, "base_dir", "");
       py::gil_scoped_release nogil;
-      const std::span<const uint8_t> span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-      session_ = Session::CreateFromBytes(span, o, base);
+      session_ = Session::CreateFromBytes(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o, base);
       name_ = "<bytes>";
-      fingerprint_ = BytesFingerprint(span);  // cheap next to parsing them; the bytes are not kept
+      from_bytes_ = true;
     } else {
       const std::string path = py::str(model).cast<std::string>();
       {
@@ -198,17 +198,25 @@ class PySession {
   }
 
   // Writes the profiled runs as a Chrome trace to `path` and forgets them; returns how many there were.
-  size_t WriteProfile(const std::string& path) const {
+  // `model_bytes`: the bytes a session from bytes was made of (the Python side keeps them), else None.
+  size_t WriteProfile(const std::string& path, const py::object& model_bytes) const {
     std::vector<tools::ProfiledRun> runs;
     {
       std::lock_guard<std::mutex> lock(mu_);
       runs.swap(runs_);
     }
-    // The trace records the model (`ferry check --html --profile` refuses a trace of another model); a file is
+    // The trace records the model (`ferry check --html --profile` refuses a trace of another model). It is
     // fingerprinted when the first trace is written, not at creation, which profiling sessions alone pay for.
+    std::string bytes;
+    if (from_bytes_ && (py::isinstance<py::bytes>(model_bytes) || py::isinstance<py::bytearray>(model_bytes))) {
+      bytes = model_bytes.cast<std::string>();
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (fingerprint_.empty()) fingerprint_ = FileFingerprint(name_);
+      if (fingerprint_.empty() && !from_bytes_) fingerprint_ = FileFingerprint(name_);
+      if (fingerprint_.empty() && !bytes.empty()) {
+        fingerprint_ = BytesFingerprint({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+      }
     }
     tools::WriteProfileTrace(runs, "ferry " + name_, path, fingerprint_);
     return runs.size();
@@ -258,6 +266,7 @@ class PySession {
 
   std::unique_ptr<Session> session_;
   std::string name_;
+  bool from_bytes_ = false;
   mutable std::string fingerprint_;  // the model's (core/file_fingerprint.h), for the profile trace
   mutable std::mutex mu_;
   mutable std::vector<tools::ProfiledRun> runs_;
@@ -340,7 +349,7 @@ PYBIND11_MODULE(_ferry, m) {
       .def("overridable_initializers", &PySession::overridable_initializers)
       .def("metadata", &PySession::metadata)
       .def("run", &PySession::Run, py::arg("output_names"), py::arg("feed"), py::arg("profile") = false)
-      .def("write_profile", &PySession::WriteProfile, py::arg("path"))
+      .def("write_profile", &PySession::WriteProfile, py::arg("path"), py::arg("model_bytes") = py::none())
       .def("time_native_runs", &PySession::TimeNativeRuns, py::arg("feed"), py::arg("n"))
       .def("dump_ir", &PySession::dump_ir)
       .def("predict_memory", &PySession::predict_memory)
