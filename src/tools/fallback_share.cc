@@ -74,7 +74,7 @@ FallbackShare MeasureFallbackShare(const PlacementReport& placement, const std::
     for (const NodeTime& t : *times) {
       if (t.graph != "main") continue;  // inside an If/Loop/Scan step, whose time already holds it
       s.ms += t.ms;
-      if (t.backend == s.first_backend || t.backend == "copy" || !off_first_nodes.count(t.node)) continue;
+      if (!off_first_nodes.count(t.node)) continue;  // on the first backend, native on a plugin, or a copy
       s.fallback_ms += t.ms;
       FallbackOp& o = ops[t.op];
       if (o.op.empty()) o.op = t.op;  // a node the placement lists under another name (never, but stay whole)

@@ -52,27 +52,21 @@ dnnl::memory Wrap(const Tensor& t, const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, Engine(), const_cast<void*>(t.raw_data()));
 }
 
+ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(1, CappedThreads(threads)));  // a serial run's cap wins (core/parallel.h)
+}
+ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
+
 void WithStream(int threads, const std::string& what, const std::function<void(dnnl::stream&)>& body) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(std::max(1, CappedThreads(threads)));
+  const ScopedOmpThreads scope(threads);
   try {
     dnnl::stream stream(Engine());
     body(stream);
     stream.wait();
   } catch (const dnnl::error& e) {
-    omp_set_num_threads(saved);
     throw InternalError(what + ": oneDNN: " + e.what());
-  } catch (...) {
-    omp_set_num_threads(saved);
-    throw;
   }
-  omp_set_num_threads(saved);
 }
-
-ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(std::max(1, CappedThreads(threads)));  // a serial run's cap wins (core/parallel.h)
-}
-ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
 
 void Execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads,
              const std::string& what) {
