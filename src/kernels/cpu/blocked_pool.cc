@@ -3,12 +3,14 @@
 // channels are pooled like the others, so they stay finite when they come in finite; n[d][h]wc channels-last),
 // with the window resolved as ref resolves it and oneDNN's output corrected to ONNX's (pool_common.h);
 // GlobalAveragePool / GlobalMaxPool as own loops over the interleaved planes of each block (b, or all C
-// channels-last), in ref's order (sums in double, four partial sums; max propagating NaN). Two variants. The
+// channels-last), in ref's order (sums in double, four partial sums; max propagating NaN). Three variants. The
 // AVX-512 one sums the global average 16 lanes at a time in double vectors (the same additions per lane in the same
-// order, so the same bits as the scalar loop), and runs 2-D MaxPool on nChw16c as its own loop, one vector per
-// output position over the taps in ref's order, so no output needs the exactness pass oneDNN's needs. Both replace
-// paths that took about twice ORT's time: the scalar loop, and oneDNN plus the pass (figures: docs/performance.md,
-// "Kernel design measurements", blocked_pool.cc). The portable variant runs oneDNN for both.
+// order, so the same bits as the scalar loop), and runs 2-D MaxPool on nChw16c and nChw8c as its own loop, one
+// vector per output position over the taps in ref's order, so no output needs the exactness pass oneDNN's needs.
+// Both replace paths that took about twice ORT's time: the scalar loop, and oneDNN plus the pass (figures:
+// docs/performance.md, "Kernel design measurements", blocked_pool.cc). The AVX2 variant runs the nChw8c loop (an
+// AVX2 host's block; oneDNN plus the pass took 3-7x ORT's time there: GoogLeNet's 3x3 stride-1 branch pools) and
+// oneDNN for the rest; the portable variant runs oneDNN for both.
 // Refused: a window that holds no input element, which MaxPool makes -inf and AveragePool without
 // count_include_pad NaN — in the padding channels too, where a following BlockedConv's zero weights would turn it
 // into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else
@@ -120,6 +122,47 @@ __attribute__((target("avx512f"))) void AverageLanesAvx512(const float* base, in
 // for an equal one (+0 after -0), as ref's `tap > best` does. BlockedPool refuses windows without an input element.
 using MaxPoolRowFn = void (*)(const float* plane, const semantics::WindowGeometry& g, int64_t oh, float* out_row);
 
+// The same loop on nChw8c, one AVX2 vector per output position; _mm256_max_ps(tap, best) keeps best for a NaN tap
+// and an equal one, as above.
+__attribute__((target("avx2"))) void MaxPoolRowAvx2(const float* plane, const semantics::WindowGeometry& g,
+                                                    int64_t oh, float* out_row) {
+  const int64_t in_h = g.in[0], in_w = g.in[1];
+  const int64_t ih0 = oh * g.strides[0] - g.pad_begin[0];
+  const int64_t kh_begin = std::max<int64_t>(0, -ih0), kh_end = std::min(g.kernel[0], in_h - ih0);
+  const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t sw = g.strides[1], kw_n = g.kernel[1];
+  for (int64_t ow = 0; ow < g.out[1];) {
+    const int64_t iw0 = ow * sw - g.pad_begin[1];
+    if (iw0 >= 0 && ow + 4 <= g.out[1] && iw0 + 3 * sw + kw_n <= in_w) {
+      __m256 b0 = lowest, b1 = lowest, b2 = lowest, b3 = lowest;
+      for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
+        const float* row = plane + ((ih0 + kh) * in_w + iw0) * 8;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const float* tap = row + kw * 8;
+          b0 = _mm256_max_ps(_mm256_loadu_ps(tap), b0);
+          b1 = _mm256_max_ps(_mm256_loadu_ps(tap + sw * 8), b1);
+          b2 = _mm256_max_ps(_mm256_loadu_ps(tap + 2 * sw * 8), b2);
+          b3 = _mm256_max_ps(_mm256_loadu_ps(tap + 3 * sw * 8), b3);
+        }
+      }
+      _mm256_storeu_ps(out_row + ow * 8, b0);
+      _mm256_storeu_ps(out_row + (ow + 1) * 8, b1);
+      _mm256_storeu_ps(out_row + (ow + 2) * 8, b2);
+      _mm256_storeu_ps(out_row + (ow + 3) * 8, b3);
+      ow += 4;
+      continue;
+    }
+    const int64_t kw_begin = std::max<int64_t>(0, -iw0), kw_end = std::min(kw_n, in_w - iw0);
+    __m256 best = lowest;
+    for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
+      const float* row = plane + ((ih0 + kh) * in_w + iw0) * 8;
+      for (int64_t kw = kw_begin; kw < kw_end; ++kw) best = _mm256_max_ps(_mm256_loadu_ps(row + kw * 8), best);
+    }
+    _mm256_storeu_ps(out_row + ow * 8, best);
+    ++ow;
+  }
+}
+
 __attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, const semantics::WindowGeometry& g,
                                                          int64_t oh, float* out_row) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
@@ -202,9 +245,9 @@ void GlobalPoolBlocks(const float* x, int64_t outer, int64_t size, int64_t all_l
 
 class BlockedPool : public OpKernel {
  public:
-  BlockedPool(const ir::Node& node, AverageLanesFn average, MaxPoolRowFn max_row)
+  BlockedPool(const ir::Node& node, AverageLanesFn average, MaxPoolRowFn max_row16, MaxPoolRowFn max_row8)
       : average_(average),
-        max_row_(max_row),
+        max_row_(node.GetInt("block", 0) == 16 ? max_row16 : node.GetInt("block", 0) == 8 ? max_row8 : nullptr),
         mode_(ParseMode(node.GetString("mode", ""))),
         block_(node.GetInt("block", 0)),
         attrs_(semantics::WindowAttrs::FromNode(node)),
@@ -284,8 +327,8 @@ class BlockedPool : public OpKernel {
       ParallelFor(ctx.threads(), rows, min_rows, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t q = r / g.out[0], oh = r % g.out[0];
-          float* out_row = y.data<float>() + (q * g.out_size() + oh * g.out[1]) * 16;
-          max_row_(x.data<float>() + q * g.in_size() * 16, g, oh, out_row);
+          float* out_row = y.data<float>() + (q * g.out_size() + oh * g.out[1]) * block_;
+          max_row_(x.data<float>() + q * g.in_size() * block_, g, oh, out_row);
         }
       });
       return;
@@ -319,13 +362,13 @@ class BlockedPool : public OpKernel {
     return y_shape;
   }
 
-  // Whether Compute runs MaxPool as the AVX-512 variant's own loop (2-D, nChw16c) rather than on oneDNN.
+  // Whether Compute runs MaxPool as the variant's own loop for this block (2-D) rather than on oneDNN.
   bool OwnMaxLoop(const semantics::WindowGeometry& g) const {
-    return mode_ == Mode::kMax && max_row_ != nullptr && block_ == 16 && g.rank() == 2;
+    return mode_ == Mode::kMax && max_row_ != nullptr && g.rank() == 2;
   }
 
   AverageLanesFn average_;
-  MaxPoolRowFn max_row_;  // null: MaxPool on oneDNN
+  MaxPoolRowFn max_row_;  // the own 2-D MaxPool loop for block_; null: MaxPool on oneDNN
   Mode mode_;
   int64_t block_;
   semantics::WindowAttrs attrs_;
@@ -411,14 +454,15 @@ std::string BlockedPoolShapePredicate(const ir::Node& node) {
 }  // namespace
 
 void RegisterBlockedPoolKernels(KernelRegistry& r) {
-  // Best first: the AVX-512 loops, then the portable variant (identical results).
-  const auto def = [&](const std::string& impl, IsaSet isa, AverageLanesFn average, MaxPoolRowFn max_row) {
+  // Best first: the AVX-512 loops, the AVX2 one, then the portable variant (identical results).
+  const auto def = [&](const std::string& impl, IsaSet isa, AverageLanesFn average, MaxPoolRowFn max_row16,
+                       MaxPoolRowFn max_row8) {
     r.Add({.op = "BlockedPool",
            .domain = std::string(schemas::kFerryDomain),
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
-           .create = [average, max_row](const ir::Node& node, const KernelOptions&) {
-             return std::make_unique<BlockedPool>(node, average, max_row);
+           .create = [average, max_row16, max_row8](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<BlockedPool>(node, average, max_row16, max_row8);
            },
            .predicate = BlockedPoolPredicate,
            .shape_predicate = BlockedPoolShapePredicate,
@@ -429,8 +473,9 @@ void RegisterBlockedPoolKernels(KernelRegistry& r) {
                           "count_include_pad)",
            .library = "oneDNN"});
   };
-  def("onednn_avx512", {Isa::kAvx512f}, &AverageLanesAvx512, &MaxPoolRowAvx512);
-  def("onednn", {}, &AverageLanesScalar, nullptr);
+  def("onednn_avx512", {Isa::kAvx512f, Isa::kAvx2}, &AverageLanesAvx512, &MaxPoolRowAvx512, &MaxPoolRowAvx2);
+  def("onednn_avx2", {Isa::kAvx2}, &AverageLanesScalar, nullptr, &MaxPoolRowAvx2);
+  def("onednn", {}, &AverageLanesScalar, nullptr, nullptr);
 }
 
 }  // namespace ferry::cpu
