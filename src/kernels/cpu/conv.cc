@@ -37,7 +37,9 @@
 // session-creation time and memory to pack their weights: a trade made for speed, so every candidate runs Winograd
 // when oneDNN has a kernel for it (figures: docs/performance.md, "Kernel design measurements", conv.cc).
 // Winograd reassociates the sums differently from the direct convolution (results differ by float rounding:
-// docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps).
+// docs/performance.md), and its packed weights are 16/9 of the plain ones (4x4 tiles for 3x3 taps). On AVX2
+// hosts (nChw8c), where oneDNN has none, such a BlockedConv runs Ferry's own Winograd kernel instead
+// (winograd_conv.cc, registered before this one: its predicates say which layers it takes).
 //
 // Winograd scratchpad: oneDNN 2.6's jit_wino_4x3 asks a scratchpad of about 36 floats per (input, output channel)
 // pair beside its packed weights: 167 MiB for FCN-ResNet50's 2048->512 head at 28x28, a third of the model's peak

@@ -150,6 +150,8 @@ size_t ScratchpadBytes(const ConvPlan& plan) {
 
 }  // namespace
 
+void* ConvScratchpad(size_t bytes) { return Scratch(kPad, bytes); }
+
 int64_t ConvScratchBytesOnThisThread() {
   int64_t total = 0;
   for (size_t n : t_slots.n) total += static_cast<int64_t>(n);

@@ -107,4 +107,9 @@ void AddConvWorkspace(const ConvPlan& plan, Workspace& ws);
 // Bytes the calling thread's RunConvPlan buffers hold now (what its runs have grown them to), for tests.
 int64_t ConvScratchBytesOnThisThread();
 
+// The calling thread's "conv scratchpad" buffer grown to at least `bytes` (64-byte aligned), for a convolution
+// kernel of Ferry's own (winograd_conv.cc) that runs without a ConvPlan; valid until the thread's next request.
+// Its Prepare records the size with ws.Need("conv scratchpad", bytes).
+void* ConvScratchpad(size_t bytes);
+
 }  // namespace ferry::cpu

@@ -69,6 +69,7 @@ void RegisterEyeLikeKernels(KernelRegistry& r);
 void RegisterCompressKernels(KernelRegistry& r);
 void RegisterReverseSequenceKernels(KernelRegistry& r);
 // --- ai.ferry (optimizer-produced ops), resampling, recurrent ---
+void RegisterWinogradConvKernels(KernelRegistry& r);
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
@@ -166,6 +167,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterCompressKernels(r);
   RegisterReverseSequenceKernels(r);
   // --- ai.ferry (optimizer-produced ops), resampling, recurrent ---
+  RegisterWinogradConvKernels(r);  // before oneDNN's BlockedConv: preferred where it applies
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
