@@ -21,19 +21,21 @@
 // the products read U's 4x the weights for little work, and oneDNN's direct kernel is as fast. Every fused
 // activation, applied with the unary kernels' vectorized formulas (simd_kernels.inc: their accuracy is stated
 // there; SiLU as x * sigmoid(x)).
+#include <dnnl.hpp>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/shared_packs.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
@@ -59,37 +61,27 @@ using Kind = FusedActivation::Kind;
 
 int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-// 64-byte aligned floats.
-struct AlignedFloats {
-  struct Free {
-    void operator()(float* p) const { ::operator delete(p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<float, Free> data;
-  int64_t size = 0;
-  void Resize(int64_t n) {
-    if (n <= size) return;
-    data.reset(static_cast<float*>(::operator new(static_cast<size_t>(n) * sizeof(float), std::align_val_t{64})));
-    size = n;
-  }
-};
-
 // U: for each point xi, C_pad x M_pad floats as column panels: panel p (output channels 16p..) holds C_pad rows of
-// its width (16, or 8 for a last panel of 8), row-major, at xi * C_pad * M_pad + 16p * C_pad.
+// its width (16, or 8 for a last panel of 8), row-major, at xi * C_pad * M_pad + 16p * C_pad. Held as a oneDNN
+// memory so that the kernels reading one initializer share one copy (shared_packs.h: RAFT's unrolled refinement
+// steps would each pack their own).
 struct PackedFilter {
-  AlignedFloats u;
+  std::shared_ptr<const dnnl::memory> u;
+  bool made_here = false;  // this kernel packed it (held_bytes counts a shared copy once)
   int64_t channels = 0, out_channels = 0, c_pad = 0, m_pad = 0;
   int64_t panel_width(int64_t p) const { return std::min(kPanel, m_pad - p * kPanel); }
   int64_t panels() const { return (m_pad + kPanel - 1) / kPanel; }
+  int64_t floats() const { return kPoints * c_pad * m_pad; }
+  const float* data() const { return static_cast<const float*>(u->get_data_handle()); }
 };
 
 // U = G g G^T for every (output, input) channel pair of W [M, C, 3, 3], in double, rounded once.
-void PackFilter(const float* w, PackedFilter& f) {
+void PackFilter(const float* w, const PackedFilter& f, float* u) {
   static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                       {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   const int64_t plane = f.c_pad * f.m_pad;
-  f.u.Resize(kPoints * plane);
-  std::memset(f.u.data.get(), 0, static_cast<size_t>(kPoints * plane) * sizeof(float));
+  std::memset(u, 0, static_cast<size_t>(f.floats()) * sizeof(float));
   for (int64_t m = 0; m < f.out_channels; ++m) {
     const int64_t p = m / kPanel, width = f.panel_width(p);
     for (int64_t c = 0; c < f.channels; ++c) {
@@ -100,7 +92,7 @@ void PackFilter(const float* w, PackedFilter& f) {
           gg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
         }
       }
-      float* at = f.u.data.get() + p * kPanel * f.c_pad + c * width + (m - p * kPanel);
+      float* at = u + p * kPanel * f.c_pad + c * width + (m - p * kPanel);
       for (int i = 0; i < 6; ++i) {
         for (int j = 0; j < 6; ++j) {
           const double v = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
@@ -221,7 +213,7 @@ void Products(const float* v, const PackedFilter& f, int64_t rows, int64_t chunk
     for (int64_t task = begin; task < end; ++task) {
       const int64_t xi = task / panels, p = task % panels;
       const float* a = v + xi * chunk * f.c_pad;
-      const float* b = f.u.data.get() + xi * f.c_pad * f.m_pad + p * kPanel * f.c_pad;
+      const float* b = f.data() + xi * f.c_pad * f.m_pad + p * kPanel * f.c_pad;
       float* c = m + xi * chunk * f.m_pad + p * kPanel;
       if (f.panel_width(p) == kPanel) {
         PanelProduct<2>(a, rows, f.c_pad, b, c, f.m_pad);
@@ -358,7 +350,21 @@ class WinogradConv : public OpKernel {
     filter_.channels = w_shape_[1];
     filter_.c_pad = RoundUp(filter_.channels, kBlock);
     filter_.m_pad = RoundUp(filter_.out_channels, kBlock);
-    PackFilter(w->data<float>(), filter_);
+    // One copy per initializer: [M, C, 3, 3] read plainly, packed as [36, C_pad, M_pad] (no other kernel packs a
+    // convolution's weights into that desc).
+    using dnnl::memory;
+    const memory::desc user({filter_.out_channels, filter_.channels, 3, 3}, memory::data_type::f32,
+                            memory::format_tag::oihw);
+    const memory::desc packed({kPoints, filter_.c_pad, filter_.m_pad}, memory::data_type::f32,
+                              memory::format_tag::abc);
+    filter_.u = SharedPacks::Instance().Find(w, user, packed);
+    if (!filter_.u) {
+      auto u = std::make_shared<dnnl::memory>(packed, Engine());
+      PackFilter(w->data<float>(), filter_, static_cast<float*>(u->get_data_handle()));
+      SharedPacks::Instance().Add(w, user, packed, u);
+      filter_.u = std::move(u);
+      filter_.made_here = true;
+    }
     output_ = winograd_avx2::OutputFor(act_.kind);
     // The unary kernels' parameters of the activation (simd_common.h).
     params_.alpha = act_.alpha;
@@ -372,7 +378,9 @@ class WinogradConv : public OpKernel {
     return kPoints * chunk * (filter_.c_pad + filter_.m_pad) + filter_.m_pad;
   }
 
-  int64_t held_bytes() const override { return filter_.u.size * static_cast<int64_t>(sizeof(float)); }
+  int64_t held_bytes() const override {
+    return filter_.made_here ? filter_.floats() * static_cast<int64_t>(sizeof(float)) : 0;
+  }
 
   // W is read once, at creation: its transform is all Compute uses.
   bool ReleaseConstantInput(size_t k) override { return k == 1; }

@@ -10,6 +10,8 @@
 #include "kernels/cpu/conv_test_util.h"
 #include "kernels/cpu/elementwise_test_util.h"
 #include "kernels/ref/blocked_layout.h"
+#include "testing/model_builder.h"
+#include "testing/random_values.h"
 
 namespace ferry::testing {
 namespace {
@@ -112,6 +114,34 @@ TEST(CpuWinogradConv, PacksTheTransformedWeightsAtCreation) {
   auto session = SessionFor(OneNodeModel(t), {"cpu"}, true, 1, "avx2,fma");
   ASSERT_EQ(session->placement().nodes.at(0).kernel, kWinograd);
   EXPECT_EQ(session->kernel_held_bytes(), int64_t{36} * 64 * 64 * 4);
+}
+
+// x[1, 16, 32, 32] -> Conv 3x3 (w) -> Relu -> Conv 3x3 (w again) -> y: at level 3 two Winograd BlockedConvs (an
+// unrolled loop's steps, tied weights) that hold one transformed copy of w between them.
+TEST(CpuWinogradConv, ReadersOfOneInitializerShareItsTransform) {
+  FERRY_SKIP_WITHOUT_AVX2();
+  testing::ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {1, 16, 32, 32});
+  for (const auto& [in, out] : {std::pair<std::string, std::string>{"x", "h"}, {"r", "y"}}) {
+    onnx::NodeProto& n = b.Node("Conv", {in, "w"}, {out});
+    auto* a = n.add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(1);
+    if (in == "x") b.Node("Relu", {"h"}, {"r"});
+  }
+  b.FloatInitializer("w", {16, 16, 3, 3}, testing::UniformFloats(16 * 16 * 9, 6));
+  b.graph().add_output()->set_name("y");
+  b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto cpu = SessionFor(b.Bytes(), {"cpu"}, true, 1, "avx2,fma");
+  int winograd = 0;
+  for (const auto& node : cpu->placement().nodes) winograd += node.kernel == kWinograd;
+  EXPECT_EQ(winograd, 2);
+  EXPECT_EQ(cpu->kernel_held_bytes(), int64_t{36} * 16 * 16 * 4) << "each reader of w transformed its own copy";
+  auto ref = SessionFor(b.Bytes(), {"ref"}, true, 1);
+  const Tensor x = Tensor::FromVector(DataType::kFloat, {1, 16, 32, 32}, testing::UniformFloats(16 * 1024, 8));
+  const Tensor got = cpu->Run({{"x", x}})[0].second, want = ref->Run({{"x", x}})[0].second;
+  EXPECT_TRUE(TensorsClose(got, want, 1e-4, 1e-3));
 }
 
 // Left to oneDNN's direct kernel: few tiles (a 7x7 plane is 2x2 tiles), stride 2, fewer than 16 channels, a
