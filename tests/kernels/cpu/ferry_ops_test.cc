@@ -590,9 +590,9 @@ void ExpectEveryPoolVariantMatchesRef(OpTest t) {
   }
 }
 
-// The global average sums in double in ref's order, 16 lanes at a time on AVX-512 and lane by lane elsewhere:
-// both variants give ref's bits, for blocks 16 and 8 and channels-last (24 channels: a 16-lane chunk and a
-// masked 8-lane one), planes whose size is and is not a multiple of the four partial sums.
+// The global average sums in double in ref's order, 16 lanes at a time on AVX-512, 8 on AVX2 and lane by lane
+// elsewhere: every variant gives ref's bits, for blocks 16 and 8 and channels-last (24 channels: a 16-lane chunk
+// and a masked 8-lane one; 7 and 40 channels), planes whose size is and is not a multiple of the four partial sums.
 TEST(CpuFerryOpsBlockedPool, GlobalAverageHasRefsBitsOnEveryIsa) {
   std::mt19937 rng(96);
   for (int64_t block : {16, 8, 0}) {
