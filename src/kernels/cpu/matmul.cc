@@ -8,6 +8,10 @@
 // The same kernel runs the optimizer's ai.ferry FusedMatMul, Y = act(MatMul(A, B) + C): C ([N]) is the
 // primitive's bias, described as [1, ..., 1, N] over Y's rank, and the activation its eltwise post-ops
 // (fused_activation.h); with K = 0 (no product) Y is act(C) computed here.
+//
+// Skinny products: the AVX2 variant runs a product of at most kMaxSkinnyRows rows against a B shared by the batch
+// as skinny_gemm.h's own loop, reading B in place (its packed copy when row-major, as on AVX2, else B itself while
+// it is held), then the activation per element; oneDNN's gemm otherwise.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -16,6 +20,7 @@
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/matmul_util.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
@@ -110,6 +115,8 @@ struct MatMulPlan {
   MatMulPrimitive mm;
   // When B is not known before the run but may be the packed initializer: the plain primitive for a fed B.
   std::optional<MatMulPrimitive> fed;
+  // A skinny product (see the top of the file): rows of A (over the batch) when it runs one, else 0.
+  int64_t skinny_rows = 0;
   // Merged batch dims beyond oneDNN's rank limit run as a loop: their extents and per-step element strides.
   std::vector<int64_t> outer, outer_a_stride, outer_b_stride, outer_y_stride;
   std::string what;  // the node, for oneDNN's errors
@@ -117,8 +124,8 @@ struct MatMulPlan {
 
 class MatMul : public OpKernel {
  public:
-  // fused: FusedMatMul (bias C, activation), else MatMul.
-  MatMul(const ir::Node& node, bool fused) : cfg_(MatMulConfig::FromNode(node, fused)) {
+  // fused: FusedMatMul (bias C, activation), else MatMul; skinny: the AVX2 variant (skinny products).
+  MatMul(const ir::Node& node, bool fused, bool skinny) : cfg_(MatMulConfig::FromNode(node, fused)), skinny_(skinny) {
     const ir::Value* bv = node.input(1);
     if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
     const Tensor& b = *bv->initializer();
@@ -189,6 +196,7 @@ class MatMul : public OpKernel {
       FillWithoutProduct(c, p.shape.n, y);
       return;
     }
+    if (p.skinny_rows > 0 && RunSkinny(p, a, b, c, ctx.threads(), y)) return;
     // A B fed at run time in place of the packed initializer runs on the plain primitive.
     const MatMulPrimitive& mm = p.fed && !weights_.Usable(b) ? *p.fed : p.mm;
     const bool use_packed = mm.packed;
@@ -221,6 +229,22 @@ class MatMul : public OpKernel {
   }
 
  private:
+  // The skinny product, when B can be read row-major in place (the packed copy or the initializer itself, or a fed
+  // B); false, touching nothing, when it cannot (a blocked copy of a released initializer).
+  bool RunSkinny(const MatMulPlan& p, const Tensor& a, const Tensor& b, const Tensor* c, int threads,
+                 Tensor& y) const {
+    const int64_t k = p.shape.k, n = p.shape.n;
+    int64_t ldb = n;
+    const float* bp = weights_.Usable(b) ? weights_.RowMajor(&ldb) : weights_.released() ? nullptr : b.data<float>();
+    if (!bp) return false;
+    float* yp = y.data<float>();
+    SkinnyGemmAvx2(threads, p.skinny_rows, k, n, a.data<float>(), k, bp, ldb, c ? c->data<float>() : nullptr, yp, n);
+    if (cfg_.act.kind != FusedActivation::Kind::kNone) {
+      for (int64_t i = 0; i < p.skinny_rows * n; ++i) yp[i] = cfg_.act.Apply(yp[i]);
+    }
+    return true;
+  }
+
   void FillWithoutProduct(const Tensor* c, int64_t n, Tensor& y) const {
     if (!c && cfg_.act.kind == FusedActivation::Kind::kNone) return;  // zeros
     float* yp = y.data<float>();
@@ -251,6 +275,7 @@ class MatMul : public OpKernel {
       // overriding it (then the plain primitive runs).
       const bool packed = constant_b ? weights_.Usable(*constant_b) : weights_.has_packed();
       e.mm = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, packed ? &weights_ : nullptr);
+      if (skinny_ && rows <= kMaxSkinnyRows) e.skinny_rows = rows;
       if (packed && !constant_b && !weights_.released() && e.mm.packed) {
         e.fed = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, nullptr);
       }
@@ -293,15 +318,9 @@ class MatMul : public OpKernel {
   }
 
   MatMulConfig cfg_;
+  bool skinny_ = false;
   MatMulWeights weights_;
 };
-
-std::unique_ptr<OpKernel> MakeMatMulKernel(const ir::Node& node, const KernelOptions&) {
-  return std::make_unique<MatMul>(node, false);
-}
-std::unique_ptr<OpKernel> MakeFusedMatMul(const ir::Node& node, const KernelOptions&) {
-  return std::make_unique<MatMul>(node, true);
-}
 
 std::string FusedMatMulPredicate(const ir::Node& node) {
   FusedActivation act;
@@ -311,26 +330,36 @@ std::string FusedMatMulPredicate(const ir::Node& node) {
 }  // namespace
 
 void RegisterMatMulKernels(KernelRegistry& r) {
-  // Versions 1, 9 and 13 only widen the type list; float32 has the same semantics in all of them.
-  r.Add({.op = "MatMul",
-         .since = 1,
-         .types = {{"T", {DataType::kFloat}}},
-         .create = MakeMatMulKernel,
-         .name = "cpu.f32_matmul__onednn.1",
-         .library = "oneDNN"});
+  // Versions 1, 9 and 13 only widen the type list; float32 has the same semantics in all of them. Best first: the
+  // variant with skinny products, then the portable one.
+  for (const bool skinny : {true, false}) {
+    r.Add({.op = "MatMul",
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create = [skinny](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<MatMul>(node, false, skinny);
+           },
+           .isa = skinny ? IsaSet{Isa::kAvx2, Isa::kFma} : IsaSet{},
+           .name = skinny ? "cpu.f32_matmul__onednn_avx2.1" : "cpu.f32_matmul__onednn.1",
+           .library = "oneDNN"});
+  }
 }
 
 void RegisterFusedMatMulKernels(KernelRegistry& r) {
-  r.Add({.op = "FusedMatMul",
-         .domain = std::string(schemas::kFerryDomain),
-         .since = 1,
-         .types = {{"T", {DataType::kFloat}}},
-         .create = MakeFusedMatMul,
-         .predicate = FusedMatMulPredicate,
-         .isa = {},
-         .name = "cpu.f32_fused_matmul__onednn.1",
-         .constraints = "float32; activation Clip only with min <= max",
-         .library = "oneDNN"});
+  for (const bool skinny : {true, false}) {
+    r.Add({.op = "FusedMatMul",
+           .domain = std::string(schemas::kFerryDomain),
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create = [skinny](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<MatMul>(node, true, skinny);
+           },
+           .predicate = FusedMatMulPredicate,
+           .isa = skinny ? IsaSet{Isa::kAvx2, Isa::kFma} : IsaSet{},
+           .name = skinny ? "cpu.f32_fused_matmul__onednn_avx2.1" : "cpu.f32_fused_matmul__onednn.1",
+           .constraints = "float32; activation Clip only with min <= max",
+           .library = "oneDNN"});
+  }
 }
 
 }  // namespace ferry::cpu

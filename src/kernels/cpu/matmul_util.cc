@@ -105,6 +105,17 @@ bool MatMulWeights::ReleaseSource() {
   return true;
 }
 
+const float* MatMulWeights::RowMajor(int64_t* ldb) const {
+  const auto row_major = [ldb](const dnnl::memory::desc& d) {
+    if (d.data.ndims != 2 || !Unblocked(d) || d.data.format_desc.blocking.strides[1] != 1) return false;
+    *ldb = d.data.format_desc.blocking.strides[0];
+    return true;
+  };
+  if (packed_ && row_major(packed_desc_)) return static_cast<const float*>(packed_.get_data_handle());
+  if (!released_ && source_ && row_major(plain_desc_)) return source_->data<float>();
+  return nullptr;
+}
+
 const Tensor& MatMulWeights::Plain() const {
   std::call_once(unpacked_->once, [&] {
     Tensor t = Tensor::Uninitialized(dtype_, shape_);

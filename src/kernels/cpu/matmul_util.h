@@ -45,6 +45,10 @@ class MatMulWeights {
   bool released() const { return released_; }
   // B in its plain layout, unpacked from the packed copy on first use (after ReleaseSource). Thread-safe.
   const Tensor& Plain() const;
+  // B row-major as it can be read in place (a skinny product, skinny_gemm.h): the packed copy when it is unblocked
+  // and row-major (its rows padded: *ldb is their stride), else the initializer while held, when row-major;
+  // nullptr when neither (a blocked copy and a released initializer).
+  const float* RowMajor(int64_t* ldb) const;
 
  private:
   struct Unpacked {
