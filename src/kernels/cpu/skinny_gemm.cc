@@ -11,7 +11,7 @@ namespace ferry::cpu {
 namespace {
 
 constexpr int64_t kBlockCols = 128;  // the unit of columns split over the threads
-constexpr int64_t kSlabCols = 512;   // columns of four rows of b kept in L1 while every row of c passes over them
+constexpr int64_t kSlabCols = 512;   // columns of a pass's rows of b kept in L1 while every row of c passes over them
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
@@ -78,7 +78,8 @@ __attribute__((always_inline)) inline void Rows(int64_t m, int64_t k0, int64_t s
   }
 }
 
-// Columns [n0, n1) of c, every row: c = bias (or 0), then b's rows four at a time, in slabs of kSlabCols columns.
+// Columns [n0, n1) of c, every row: c = bias (or 0), then b's rows eight (four, one) at a time, in slabs of kSlabCols
+// columns.
 void Block(int64_t m, int64_t k, int64_t n0, int64_t n1, const float* a, int64_t lda, const float* b, int64_t ldb,
            const float* bias, float* c, int64_t ldc) {
   for (int64_t r = 0; r < m; ++r) {

@@ -2,10 +2,12 @@
 // kMaxSkinnyRows: a decoder's step ([1, d] · [d, 4d]), a classifier's head at batch 1, a detector's box head over a
 // few boxes. Such a product reads each element of b once for m multiply-adds: it runs at the speed b streams from
 // memory, which oneDNN 2.6's gemm does not reach on AVX2 (Faster R-CNN's box head, [9, 12544] · [12544, 1024], took
-// 15.4 ms against ONNX Runtime's 9.7: bench/op_bench.py --only MatMul). Here b is read in place, row-major (its row
-// stride ldb may exceed n), in blocks of kBlockCols columns split over the threads; within a block, chunks of
-// kChunkRows rows of b stay in L2 while every tile of up to 3 rows of a passes over them (3 x 4 vector accumulators,
-// 32 columns at a time, the last ones masked). AVX2 + FMA (the caller's KernelDef guarantees them).
+// 1.59x ONNX Runtime's node time, a decoder step's [1, 768] · [768, 3072] 0.92x: bench/op_bench.py --only MatMul).
+// Here b is read in place, row-major (its row stride ldb may exceed n), row after row: c's rows (m x the task's
+// columns, in L1/L2) start as the bias, then every pass adds eight (then four, then one) rows of b, slab by slab of
+// kSlabCols columns kept in L1 while every row of c, two at a time, passes over it. Columns are split over the
+// threads in units of kBlockCols. AVX2 + FMA (the caller's KernelDef guarantees them). Figures:
+// docs/performance.md, "Kernel design measurements".
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,10 @@
 // Taken (predicate and shape predicate) for what it is faster on: block 8, a 2-D 3x3 stride-1 undilated ungrouped
 // convolution with constant weights, X blocked (not plain_input), at least kMinChannels input and output channels
 // and X's spatial dims static with at least kMinTiles output tiles per image: on fewer (a 7x7 plane is 4 tiles)
-// the products read U's 4x the weights for little work, and oneDNN's direct kernel is as fast. Every fused
+// the products read U's 4x the weights for little work, and oneDNN's direct kernel is faster (GoogLeNet's
+// 192 -> 384 layer at 7x7: 1.23-1.36 ms against 1.03; at 14x14 Winograd wins). At 16 input channels it still wins
+// (SqueezeNet's 16 -> 64 expand layers at 55x55: 0.45-0.58 ms against 0.65); figures: docs/performance.md, "Kernel
+// design measurements". Every fused
 // activation, applied with the unary kernels' vectorized formulas (simd_kernels.inc: their accuracy is stated
 // there; SiLU as x * sigmoid(x)).
 #include <dnnl.hpp>
