@@ -33,6 +33,7 @@
 #include "kernels/cpu/dnnl_scratchpad.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/pool_common.h"
+#include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
@@ -151,96 +152,28 @@ __attribute__((target("avx2"))) void AverageLanesAvx2(const float* base, int64_t
   }
 }
 
-// One output row `oh` of a 2-D max pool over one nChw16c plane (in[0] x in[1] positions of 16 lanes): each output
-// is the running max over the window's taps inside the input, row-major like ref's loop, from -inf. _mm512_max_ps
-// returns its second operand when either is NaN or they are equal, so Max(tap, best) keeps best for a NaN tap and
-// for an equal one (+0 after -0), as ref's `tap > best` does. BlockedPool refuses windows without an input element.
+// The own 2-D MaxPool loop (blocked_pool_kernels.inc) of one output row on one blocked plane.
 using MaxPoolRowFn = void (*)(const float* plane, const semantics::WindowGeometry& g, int64_t oh, float* out_row);
 
-// The same loop on nChw8c, one AVX2 vector per output position; _mm256_max_ps(tap, best) keeps best for a NaN tap
-// and an equal one, as above.
-__attribute__((target("avx2"))) void MaxPoolRowAvx2(const float* plane, const semantics::WindowGeometry& g,
-                                                    int64_t oh, float* out_row) {
-  const int64_t in_h = g.in[0], in_w = g.in[1];
-  const int64_t ih0 = oh * g.strides[0] - g.pad_begin[0];
-  const int64_t kh_begin = std::max<int64_t>(0, -ih0), kh_end = std::min(g.kernel[0], in_h - ih0);
-  const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  const int64_t sw = g.strides[1], kw_n = g.kernel[1];
-  for (int64_t ow = 0; ow < g.out[1];) {
-    const int64_t iw0 = ow * sw - g.pad_begin[1];
-    if (iw0 >= 0 && ow + 4 <= g.out[1] && iw0 + 3 * sw + kw_n <= in_w) {
-      __m256 b0 = lowest, b1 = lowest, b2 = lowest, b3 = lowest;
-      for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
-        const float* row = plane + ((ih0 + kh) * in_w + iw0) * 8;
-        for (int64_t kw = 0; kw < kw_n; ++kw) {
-          const float* tap = row + kw * 8;
-          b0 = _mm256_max_ps(_mm256_loadu_ps(tap), b0);
-          b1 = _mm256_max_ps(_mm256_loadu_ps(tap + sw * 8), b1);
-          b2 = _mm256_max_ps(_mm256_loadu_ps(tap + 2 * sw * 8), b2);
-          b3 = _mm256_max_ps(_mm256_loadu_ps(tap + 3 * sw * 8), b3);
-        }
-      }
-      _mm256_storeu_ps(out_row + ow * 8, b0);
-      _mm256_storeu_ps(out_row + (ow + 1) * 8, b1);
-      _mm256_storeu_ps(out_row + (ow + 2) * 8, b2);
-      _mm256_storeu_ps(out_row + (ow + 3) * 8, b3);
-      ow += 4;
-      continue;
-    }
-    const int64_t kw_begin = std::max<int64_t>(0, -iw0), kw_end = std::min(kw_n, in_w - iw0);
-    __m256 best = lowest;
-    for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
-      const float* row = plane + ((ih0 + kh) * in_w + iw0) * 8;
-      for (int64_t kw = kw_begin; kw < kw_end; ++kw) best = _mm256_max_ps(_mm256_loadu_ps(row + kw * 8), best);
-    }
-    _mm256_storeu_ps(out_row + ow * 8, best);
-    ++ow;
-  }
-}
+}  // namespace
 
-__attribute__((target("avx512f"))) void MaxPoolRowAvx512(const float* plane, const semantics::WindowGeometry& g,
-                                                         int64_t oh, float* out_row) {
-  const int64_t in_h = g.in[0], in_w = g.in[1];
-  const int64_t ih0 = oh * g.strides[0] - g.pad_begin[0];
-  const int64_t kh_begin = std::max<int64_t>(0, -ih0), kh_end = std::min(g.kernel[0], in_h - ih0);
-  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  const int64_t sw = g.strides[1], kw_n = g.kernel[1];
-  for (int64_t ow = 0; ow < g.out[1];) {
-    const int64_t iw0 = ow * sw - g.pad_begin[1];
-    // Four outputs whose windows lie inside the row at once: four independent running maxima (one chain of
-    // dependent max instructions per output would leave the core waiting on each one's latency), each over its
-    // taps in the same order as below.
-    if (iw0 >= 0 && ow + 4 <= g.out[1] && iw0 + 3 * sw + kw_n <= in_w) {
-      __m512 b0 = lowest, b1 = lowest, b2 = lowest, b3 = lowest;
-      for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
-        const float* row = plane + ((ih0 + kh) * in_w + iw0) * 16;
-        for (int64_t kw = 0; kw < kw_n; ++kw) {
-          const float* tap = row + kw * 16;
-          b0 = _mm512_mask_max_ps(b0, 0xFFFF, _mm512_loadu_ps(tap), b0);
-          b1 = _mm512_mask_max_ps(b1, 0xFFFF, _mm512_loadu_ps(tap + sw * 16), b1);
-          b2 = _mm512_mask_max_ps(b2, 0xFFFF, _mm512_loadu_ps(tap + 2 * sw * 16), b2);
-          b3 = _mm512_mask_max_ps(b3, 0xFFFF, _mm512_loadu_ps(tap + 3 * sw * 16), b3);
-        }
-      }
-      _mm512_storeu_ps(out_row + ow * 16, b0);
-      _mm512_storeu_ps(out_row + (ow + 1) * 16, b1);
-      _mm512_storeu_ps(out_row + (ow + 2) * 16, b2);
-      _mm512_storeu_ps(out_row + (ow + 3) * 16, b3);
-      ow += 4;
-      continue;
-    }
-    const int64_t kw_begin = std::max<int64_t>(0, -iw0), kw_end = std::min(kw_n, in_w - iw0);
-    __m512 best = lowest;
-    for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
-      const float* row = plane + ((ih0 + kh) * in_w + iw0) * 16;
-      for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
-        best = _mm512_mask_max_ps(best, 0xFFFF, _mm512_loadu_ps(row + kw * 16), best);
-      }
-    }
-    _mm512_storeu_ps(out_row + ow * 16, best);
-    ++ow;
-  }
-}
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace blocked_pool_avx512 {
+using V = simd::F32x16;
+#include "kernels/cpu/blocked_pool_kernels.inc"
+}  // namespace blocked_pool_avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace blocked_pool_avx2 {
+using V = simd::F32x8;
+#include "kernels/cpu/blocked_pool_kernels.inc"
+}  // namespace blocked_pool_avx2
+#pragma GCC pop_options
+
+namespace {
 
 // Global pools of `outer` blocks of `all_lanes` interleaved planes of `size` elements each, 16 lanes at a time.
 template <bool kMax>
@@ -508,8 +441,9 @@ void RegisterBlockedPoolKernels(KernelRegistry& r) {
                           "count_include_pad)",
            .library = "oneDNN"});
   };
-  def("onednn_avx512", {Isa::kAvx512f, Isa::kAvx2}, &AverageLanesAvx512, &MaxPoolRowAvx512, &MaxPoolRowAvx2);
-  def("onednn_avx2", {Isa::kAvx2}, &AverageLanesAvx2, nullptr, &MaxPoolRowAvx2);
+  def("onednn_avx512", {Isa::kAvx512f, Isa::kAvx2, Isa::kFma}, &AverageLanesAvx512, &blocked_pool_avx512::MaxPoolRow,
+      &blocked_pool_avx2::MaxPoolRow);
+  def("onednn_avx2", {Isa::kAvx2, Isa::kFma}, &AverageLanesAvx2, nullptr, &blocked_pool_avx2::MaxPoolRow);
   def("onednn", {}, &AverageLanesScalar, nullptr, nullptr);
 }
 
