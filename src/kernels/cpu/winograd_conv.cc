@@ -227,15 +227,6 @@ void Products(const float* v, const PackedFilter& f, int64_t rows, int64_t chunk
   });
 }
 
-struct IdentityOp {
-  explicit IdentityOp(const simd::UnaryParams&) {}
-  Reg operator()(Reg x) const { return x; }
-};
-struct SiluOp {  // x * sigmoid(x)
-  explicit SiluOp(const simd::UnaryParams&) {}
-  Reg operator()(Reg x) const { return V::Mul(x, Sigmoid(x)); }
-};
-
 // A^T applied to six vectors in[0..5] at `stride`: out[0..3].
 __attribute__((always_inline)) inline void OutputRows(const __m256* in, int stride,
                                                                           __m256* out, int out_stride) {
