@@ -11,9 +11,9 @@
 //   3. output transform: Y = A^T M A per tile and block of 8 output channels, + B, + Z, the activation, zeros in
 //      Y's padding channels, only the positions inside Y written.
 // The chunk holds as many tiles as keep V and M within kChunkBudget (at least kMinChunkTiles): they stay in L2
-// between the phases, and the products read each U[xi] once per chunk. Results differ from the direct convolution by float rounding (the transforms
-// reassociate the sums), as oneDNN's Winograd kernels do; the order is fixed, so they do not depend on the thread
-// count. U is 36/9 = 4x W's size (W itself is released once packed).
+// between the phases, and the products read each U[xi] once per chunk. Results differ from the direct
+// convolution by float rounding (the transforms reassociate the sums), as oneDNN's Winograd kernels do; the order
+// is fixed, so they do not depend on the thread count. U is 36/9 = 4x W's size (W itself is released once packed).
 //
 // Taken (predicate and shape predicate) for what it is faster on: block 8, a 2-D 3x3 stride-1 undilated ungrouped
 // convolution with constant weights, X blocked (not plain_input), at least kMinChannels input and output channels
