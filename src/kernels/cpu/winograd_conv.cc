@@ -21,11 +21,11 @@
 // the products read U's 4x the weights for little work, and oneDNN's direct kernel is faster (GoogLeNet's
 // 192 -> 384 layer at 7x7: 1.23-1.36 ms against 1.03; at 14x14 Winograd wins). At 16 input channels it still wins
 // (SqueezeNet's 16 -> 64 expand layers at 55x55: 0.45-0.58 ms against 0.65); figures: docs/performance.md, "Kernel
-// design measurements". Every fused
-// activation, applied with the unary kernels' vectorized formulas (simd_kernels.inc: their accuracy is stated
-// there; SiLU as x * sigmoid(x)).
-#include <dnnl.hpp>
+// design measurements". Every fused activation, applied with the unary kernels' vectorized formulas
+// (simd_kernels.inc: their accuracy is stated there; SiLU as x * sigmoid(x), whose accurate sigmoid costs about as
+// much per output as a small layer's products).
 #include <immintrin.h>
+#include <dnnl.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -49,11 +49,11 @@
 namespace ferry::cpu {
 namespace {
 
-constexpr int64_t kBlock = 8;          // X's and Y's channel block: one AVX2 vector
-constexpr int64_t kPoints = 36;        // 6x6 transform points
-constexpr int64_t kPanel = 16;         // output channels per column panel of U
-constexpr int64_t kRows = 6;           // tiles per register tile of the products
-constexpr int64_t kMinChannels = 16;   // see the top of the file
+constexpr int64_t kBlock = 8;         // X's and Y's channel block: one AVX2 vector
+constexpr int64_t kPoints = 36;       // 6x6 transform points
+constexpr int64_t kPanel = 16;        // output channels per column panel of U
+constexpr int64_t kRows = 6;          // tiles per register tile of the products
+constexpr int64_t kMinChannels = 16;  // see the top of the file
 constexpr int64_t kMinTiles = 16;
 constexpr int64_t kMinChunkTiles = 32;
 // Bytes of V and M per chunk: within L2 (measured on GoogLeNet's 3x3 layers, 1 thread, AVX2 EPYC: its 64 -> 192
@@ -80,9 +80,12 @@ struct PackedFilter {
 
 // U = G g G^T for every (output, input) channel pair of W [M, C, 3, 3], in double, rounded once.
 void PackFilter(const float* w, const PackedFilter& f, float* u) {
-  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                      {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
   const int64_t plane = f.c_pad * f.m_pad;
   std::memset(u, 0, static_cast<size_t>(f.floats()) * sizeof(float));
   for (int64_t m = 0; m < f.out_channels; ++m) {
@@ -123,8 +126,7 @@ using V = simd::F32x8;
 #include "kernels/cpu/simd_kernels.inc"
 
 // B^T applied to six vectors in[0..5] at `stride`: out[0..5].
-__attribute__((always_inline)) inline void InputRows(const __m256* in, int stride,
-                                                                         __m256* out, int out_stride) {
+__attribute__((always_inline)) inline void InputRows(const __m256* in, int stride, __m256* out, int out_stride) {
   const __m256 d0 = in[0], d1 = in[stride], d2 = in[2 * stride], d3 = in[3 * stride], d4 = in[4 * stride],
                d5 = in[5 * stride];
   const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
@@ -141,8 +143,8 @@ __attribute__((always_inline)) inline void InputRows(const __m256* in, int strid
 }
 
 // Phase 1 for tiles [t0, t1) and every channel block: V[xi][t - t0][c].
-void InputTransform(const float* x, const Geometry& g, int64_t t0, int64_t t1,
-                                                        int64_t chunk, int64_t c_pad, float* v, int threads) {
+void InputTransform(const float* x, const Geometry& g, int64_t t0, int64_t t1, int64_t chunk, int64_t c_pad, float* v,
+                    int threads) {
   const int64_t per_image = g.tiles_h * g.tiles_w;
   const int64_t point_stride = chunk * c_pad;
   ParallelFor(threads, (t1 - t0) * g.c_blocks, 16, [&](int64_t begin, int64_t end) {
@@ -162,7 +164,7 @@ void InputTransform(const float* x, const Geometry& g, int64_t t0, int64_t t1,
                              : _mm256_setzero_ps();
         }
       }
-      for (int j = 0; j < 6; ++j) InputRows(d + j, 6, t + j, 6);   // B^T d: down each column
+      for (int j = 0; j < 6; ++j) InputRows(d + j, 6, t + j, 6);          // B^T d: down each column
       for (int i = 0; i < 6; ++i) InputRows(t + i * 6, 1, d + i * 6, 1);  // (B^T d) B: along each row
       float* out = v + tl * c_pad + cb * kBlock;
       for (int xi = 0; xi < 36; ++xi) _mm256_storeu_ps(out + xi * point_stride, d[xi]);
@@ -172,9 +174,8 @@ void InputTransform(const float* x, const Geometry& g, int64_t t0, int64_t t1,
 
 // C[r][0..8*NV) = sum_k A[r][k] * Bm[k][0..8*NV) for R rows of A (at a_stride) and a panel of B (b_stride wide).
 template <int R, int NV>
-__attribute__((always_inline)) inline void Tile(const float* a, int64_t a_stride,
-                                                                    const float* b, int64_t b_stride, int64_t k,
-                                                                    float* c, int64_t c_stride) {
+__attribute__((always_inline)) inline void Tile(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+                                                int64_t k, float* c, int64_t c_stride) {
   __m256 acc[R][NV];
   for (int r = 0; r < R; ++r) {
     for (int n = 0; n < NV; ++n) acc[r][n] = _mm256_setzero_ps();
@@ -193,8 +194,7 @@ __attribute__((always_inline)) inline void Tile(const float* a, int64_t a_stride
 }
 
 template <int NV>
-void PanelProduct(const float* a, int64_t rows, int64_t k, const float* b,
-                                                      float* c, int64_t c_stride) {
+void PanelProduct(const float* a, int64_t rows, int64_t k, const float* b, float* c, int64_t c_stride) {
   constexpr int64_t width = NV * 8;
   int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) Tile<kRows, NV>(a + r * k, k, b, width, k, c + r * c_stride, c_stride);
@@ -228,8 +228,7 @@ void Products(const float* v, const PackedFilter& f, int64_t rows, int64_t chunk
 }
 
 // A^T applied to six vectors in[0..5] at `stride`: out[0..3].
-__attribute__((always_inline)) inline void OutputRows(const __m256* in, int stride,
-                                                                          __m256* out, int out_stride) {
+__attribute__((always_inline)) inline void OutputRows(const __m256* in, int stride, __m256* out, int out_stride) {
   const __m256 m0 = in[0], m1 = in[stride], m2 = in[2 * stride], m3 = in[3 * stride], m4 = in[4 * stride],
                m5 = in[5 * stride];
   const __m256 s12 = _mm256_add_ps(m1, m2), d12 = _mm256_sub_ps(m1, m2);
@@ -263,7 +262,7 @@ void OutputTransform(const OutputArgs& o, const Geometry& g, int64_t t0, int64_t
       const int64_t n = tile / per_image, th = tile % per_image / g.tiles_w, tw = tile % g.tiles_w;
       const float* src = o.m + tl * o.m_pad + ob * kBlock;
       for (int xi = 0; xi < 36; ++xi) in[xi] = _mm256_loadu_ps(src + xi * point_stride);
-      for (int j = 0; j < 6; ++j) OutputRows(in + j, 6, t + j, 6);     // A^T M: 4 rows of 6
+      for (int j = 0; j < 6; ++j) OutputRows(in + j, 6, t + j, 6);           // A^T M: 4 rows of 6
       for (int i = 0; i < 4; ++i) OutputRows(t + i * 6, 1, out + i * 4, 1);  // (A^T M) A: 4x4
       const __m256 bias = _mm256_loadu_ps(o.bias + ob * kBlock);
       // Lanes past M (Y's padding channels) are zeros.
@@ -335,8 +334,7 @@ class WinogradConv : public OpKernel {
       throw UnsupportedError(what_ + ": " + reason);
     }
     const std::shared_ptr<const Tensor> w = ConstantInput(node, 1);
-    if (!w || w->dtype() != DataType::kFloat || w->shape().size() != 4 || w->shape()[2] != 3 ||
-        w->shape()[3] != 3) {
+    if (!w || w->dtype() != DataType::kFloat || w->shape().size() != 4 || w->shape()[2] != 3 || w->shape()[3] != 3) {
       throw UnsupportedError(what_ + ": the Winograd kernel needs constant float32 weights [M, C, 3, 3]");
     }
     w_shape_ = w->shape();
@@ -349,8 +347,7 @@ class WinogradConv : public OpKernel {
     using dnnl::memory;
     const memory::desc user({filter_.out_channels, filter_.channels, 3, 3}, memory::data_type::f32,
                             memory::format_tag::oihw);
-    const memory::desc packed({kPoints, filter_.c_pad, filter_.m_pad}, memory::data_type::f32,
-                              memory::format_tag::abc);
+    const memory::desc packed({kPoints, filter_.c_pad, filter_.m_pad}, memory::data_type::f32, memory::format_tag::abc);
     filter_.u = SharedPacks::Instance().Find(w, user, packed);
     if (!filter_.u) {
       auto u = std::make_shared<dnnl::memory>(packed, Engine());
@@ -393,8 +390,8 @@ class WinogradConv : public OpKernel {
     try {
       cs = semantics::ResolveConv(attrs_, 1, logical, w_shape_, what);
     } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError(std::string(e.what()) + " (" + ctx.InputString(0) + ", W " +
-                                 ShapeToString(w_shape_) + ")");
+      throw InvalidArgumentError(std::string(e.what()) + " (" + ctx.InputString(0) + ", W " + ShapeToString(w_shape_) +
+                                 ")");
     }
     if (has_bias_) {
       const InputSpec& b = ctx.tensor_input(2);
@@ -452,7 +449,9 @@ class WinogradConv : public OpKernel {
     if (bias) std::copy_n(bias->data<float>(), filter_.out_channels, padded_bias);
     const OutputArgs out{.m = m,
                          .bias = padded_bias,
-                         .z = reused ? y.data<float>() : z ? z->data<float>() : nullptr,
+                         .z = reused ? y.data<float>()
+                              : z    ? z->data<float>()
+                                     : nullptr,
                          .y = y.data<float>(),
                          .chunk = chunk,
                          .m_pad = filter_.m_pad,

@@ -16,11 +16,11 @@ namespace {
 constexpr const char* kMatMul = "cpu.f32_matmul__onednn_avx2.1";
 constexpr const char* kFusedMatMul = "cpu.f32_fused_matmul__onednn_avx2.1";
 
-#define FERRY_SKIP_WITHOUT_AVX2()                                                    \
-  do {                                                                               \
-    if (!DetectHostIsa().contains(IsaSet{Isa::kAvx2, Isa::kFma})) {                  \
-      GTEST_SKIP() << "the skinny products need AVX2 and FMA";                       \
-    }                                                                                \
+#define FERRY_SKIP_WITHOUT_AVX2()                                   \
+  do {                                                              \
+    if (!DetectHostIsa().contains(IsaSet{Isa::kAvx2, Isa::kFma})) { \
+      GTEST_SKIP() << "the skinny products need AVX2 and FMA";      \
+    }                                                               \
   } while (0)
 
 OpTest Product(const Shape& a, int64_t k, int64_t n, bool constant_b, std::mt19937& rng) {

@@ -21,11 +21,11 @@ constexpr const char* kOneDnn = "cpu.f32_blocked_conv__onednn.1";
 
 Shape Blocked8(const Shape& logical) { return ref::BlockedShape(logical, 8); }
 
-#define FERRY_SKIP_WITHOUT_AVX2()                                                    \
-  do {                                                                               \
-    if (!DetectHostIsa().contains(IsaSet{Isa::kAvx2, Isa::kFma})) {                  \
-      GTEST_SKIP() << "the Winograd kernel needs AVX2 and FMA";                      \
-    }                                                                                \
+#define FERRY_SKIP_WITHOUT_AVX2()                                   \
+  do {                                                              \
+    if (!DetectHostIsa().contains(IsaSet{Isa::kAvx2, Isa::kFma})) { \
+      GTEST_SKIP() << "the Winograd kernel needs AVX2 and FMA";     \
+    }                                                               \
   } while (0)
 
 struct Layer {
@@ -56,16 +56,25 @@ TEST(CpuWinogradConv, LayersMatchRef) {
   FERRY_SKIP_WITHOUT_AVX2();
   std::mt19937 rng(41);
   const Layer layers[] = {
-      {{1, 64, 28, 28}, 64, {1, 1, 1, 1}},   // a ResNet layer, whole tiles
-      {{1, 16, 17, 19}, 24, {1, 1, 1, 1}},   // partial tiles on both edges; one 16-wide panel and one 8-wide
-      {{2, 20, 19, 17}, 20, {0, 0, 0, 0}},   // no pads, C and M not multiples of 8, batch 2
-      {{1, 32, 16, 16}, 40, {2, 0, 1, 2}},   // asymmetric pads, one of 2
-      {{1, 48, 20, 20}, 56, {3, 3, 3, 3}},   // pads past the 3x3 window: tiles reading no input at all
-      {{1, 96, 64, 64}, 32, {1, 1, 1, 1}},   // 256 tiles: more than one chunk
+      {{1, 64, 28, 28}, 64, {1, 1, 1, 1}},  // a ResNet layer, whole tiles
+      {{1, 16, 17, 19}, 24, {1, 1, 1, 1}},  // partial tiles on both edges; one 16-wide panel and one 8-wide
+      {{2, 20, 19, 17}, 20, {0, 0, 0, 0}},  // no pads, C and M not multiples of 8, batch 2
+      {{1, 32, 16, 16}, 40, {2, 0, 1, 2}},  // asymmetric pads, one of 2
+      {{1, 48, 20, 20}, 56, {3, 3, 3, 3}},  // pads past the 3x3 window: tiles reading no input at all
+      {{1, 96, 64, 64}, 32, {1, 1, 1, 1}},  // 256 tiles: more than one chunk
   };
-  const std::vector<std::pair<std::string, std::vector<float>>> acts = {
-      {"", {}}, {"Relu", {}}, {"LeakyRelu", {0.1f}}, {"Clip", {-0.5f, 0.75f}}, {"HardSigmoid", {0.3f, 0.4f}},
-      {"HardSwish", {}}, {"Sigmoid", {}}, {"Tanh", {}}, {"Silu", {}}, {"Gelu", {}}, {"GeluTanh", {}}, {"Mish", {}}};
+  const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}},
+                                                                        {"Relu", {}},
+                                                                        {"LeakyRelu", {0.1f}},
+                                                                        {"Clip", {-0.5f, 0.75f}},
+                                                                        {"HardSigmoid", {0.3f, 0.4f}},
+                                                                        {"HardSwish", {}},
+                                                                        {"Sigmoid", {}},
+                                                                        {"Tanh", {}},
+                                                                        {"Silu", {}},
+                                                                        {"Gelu", {}},
+                                                                        {"GeluTanh", {}},
+                                                                        {"Mish", {}}};
   int i = 0;
   for (const Layer& l : layers) {
     for (const auto& [act, params] : acts) {
