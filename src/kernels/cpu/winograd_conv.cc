@@ -42,7 +42,6 @@
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
-#include "kernels/static_shape.h"
 #include "schemas/schema.h"
 #include "semantics/window.h"
 
@@ -326,16 +325,16 @@ struct WinogradState {
 class WinogradConv : public OpKernel {
  public:
   explicit WinogradConv(const ir::Node& node)
-      : what_(node.Describe()),
-        attrs_(semantics::WindowAttrs::FromNode(node)),
+      : attrs_(semantics::WindowAttrs::FromNode(node)),
         has_bias_(node.input(2) != nullptr),
         has_z_(node.input(3) != nullptr) {
+    const std::string what = node.Describe();
     if (const std::string reason = FusedActivation::Parse(node, &act_); !reason.empty()) {
-      throw UnsupportedError(what_ + ": " + reason);
+      throw UnsupportedError(what + ": " + reason);
     }
     const std::shared_ptr<const Tensor> w = ConstantInput(node, 1);
     if (!w || w->dtype() != DataType::kFloat || w->shape().size() != 4 || w->shape()[2] != 3 || w->shape()[3] != 3) {
-      throw UnsupportedError(what_ + ": the Winograd kernel needs constant float32 weights [M, C, 3, 3]");
+      throw UnsupportedError(what + ": the Winograd kernel needs constant float32 weights [M, C, 3, 3]");
     }
     w_shape_ = w->shape();
     filter_.out_channels = w_shape_[0];
@@ -467,7 +466,6 @@ class WinogradConv : public OpKernel {
   }
 
  private:
-  std::string what_;
   semantics::WindowAttrs attrs_;
   bool has_bias_, has_z_;
   FusedActivation act_;
