@@ -26,9 +26,7 @@ SessionOptions SessionFlags::Options() const {
   options.legalize = legalize;
   options.memory_arena = !no_memory_arena;
   options.deterministic = deterministic;
-  using Adaptation = SessionOptions::ThreadAdaptation;
-  options.adapt_threads = adapt_threads == "on" ? Adaptation::kOn : adapt_threads == "off" ? Adaptation::kOff
-                                                                                           : Adaptation::kAuto;
+  options.adapt_threads = SessionOptions::ParseThreadAdaptation(adapt_threads);  // CLI checked the value
   passes::CheckPassNames({disabled_passes.begin(), disabled_passes.end()}, "--disable-pass: ");
   if (!isa.empty()) IsaSet::Parse(isa);  // a malformed --isa, or FERRY_ISA, is a usage error too
   (void)DefaultIsa();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct SessionOptions {
   // InvalidArgumentError).
   enum class ThreadAdaptation { kAuto, kOn, kOff };
   ThreadAdaptation adapt_threads = ThreadAdaptation::kAuto;
+  // "auto", "on" or "off" (what `--adapt-threads` and Python's `ferry.adapt_threads` take); anything else is an
+  // InvalidArgumentError "expected auto, on or off, got 'X'".
+  static ThreadAdaptation ParseThreadAdaptation(std::string_view name);
   // CPU extensions Ferry may use, e.g. "avx2,fma" to emulate a lesser CPU ("" = all the host has, narrowed by
   // FERRY_ISA). Kernels needing a missing extension are not placed.
   std::string isa;

@@ -322,13 +322,11 @@ SessionOptions SessionOptionsFrom(const py::dict& d) {
   o.memory_arena = Get<bool>(d, "memory_arena", o.memory_arena);
   o.memory_limit = Get<int64_t>(d, "memory_limit", o.memory_limit);
   o.deterministic = Get<bool>(d, "deterministic", o.deterministic);
-  const std::string adapt = Get<std::string>(d, "adapt_threads", "auto");
-  if (adapt != "auto" && adapt != "on" && adapt != "off") {
-    throw ferry::InvalidArgumentError("ferry.adapt_threads: expected auto, on or off, got '" + adapt + "'");
+  try {
+    o.adapt_threads = SessionOptions::ParseThreadAdaptation(Get<std::string>(d, "adapt_threads", "auto"));
+  } catch (const ferry::InvalidArgumentError& e) {
+    throw ferry::InvalidArgumentError(std::string("ferry.adapt_threads: ") + e.what());
   }
-  o.adapt_threads = adapt == "on"    ? SessionOptions::ThreadAdaptation::kOn
-                    : adapt == "off" ? SessionOptions::ThreadAdaptation::kOff
-                                     : SessionOptions::ThreadAdaptation::kAuto;
   return o;
 }
 

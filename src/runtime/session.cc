@@ -252,6 +252,13 @@ std::unique_ptr<Session> Session::CreateFromBytes(std::span<const uint8_t> bytes
   return session;
 }
 
+SessionOptions::ThreadAdaptation SessionOptions::ParseThreadAdaptation(std::string_view name) {
+  if (name == "auto") return ThreadAdaptation::kAuto;
+  if (name == "on") return ThreadAdaptation::kOn;
+  if (name == "off") return ThreadAdaptation::kOff;
+  throw InvalidArgumentError("expected auto, on or off, got '" + std::string(name) + "'");
+}
+
 const MemoryPrediction& Session::PredictMemory() const {
   std::call_once(impl_->predicted_once, [this] { impl_->predicted = Predict(*impl_); });
   return impl_->predicted;

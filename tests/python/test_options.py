@@ -70,6 +70,16 @@ def test_ferry_config_entries(models):
         so.add_session_config_entry("ferry.deterministic", "maybe")
 
 
+def test_adapt_threads_entry(models):
+    so = ferry.SessionOptions()
+    so.add_session_config_entry("ferry.adapt_threads", "off")
+    ferry.InferenceSession(models["conv"], so)
+    so.add_session_config_entry("ferry.adapt_threads", "sometimes")
+    with pytest.raises(ferry.InvalidArgumentError,
+                       match="ferry.adapt_threads: expected auto, on or off, got 'sometimes'"):
+        ferry.InferenceSession(models["conv"], so)
+
+
 def test_memory_limit_is_enforced(models):
     so = ferry.SessionOptions()
     so.add_session_config_entry("ferry.memory_limit", "16")

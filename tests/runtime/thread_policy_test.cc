@@ -291,6 +291,20 @@ TEST(ThreadPolicySession, AnExplicitCountIsFixedUnlessAsked) {
   EXPECT_LT(stats.cpu_wait_ms, 0) << "a fixed count is not measured";
 }
 
+// The one parse --adapt-threads and Python's ferry.adapt_threads share.
+TEST(ThreadPolicySession, AdaptationNamesParseAndOthersAreNamedInTheError) {
+  using Adaptation = SessionOptions::ThreadAdaptation;
+  EXPECT_EQ(SessionOptions::ParseThreadAdaptation("auto"), Adaptation::kAuto);
+  EXPECT_EQ(SessionOptions::ParseThreadAdaptation("on"), Adaptation::kOn);
+  EXPECT_EQ(SessionOptions::ParseThreadAdaptation("off"), Adaptation::kOff);
+  try {
+    SessionOptions::ParseThreadAdaptation("sometimes");
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_STREQ(e.what(), "expected auto, on or off, got 'sometimes'");
+  }
+}
+
 TEST(ThreadPolicySession, AdaptingAndDeterminismExcludeEachOther) {
   SessionOptions o;
   o.threads = 2;
