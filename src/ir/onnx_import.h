@@ -32,7 +32,8 @@ struct KnownDomain {
   int64_t max_opset;
 };
 inline constexpr KnownDomain kKnownDomains[] = {
-    {"", 28}, {"ai.onnx.ml", 5}, {"ai.onnx.preview.training", 1}, {"ai.onnx.preview", 1}, {"ai.ferry", 1},
+    {"", 28},       {"ai.onnx.ml", 5},         {"ai.onnx.preview.training", 1}, {"ai.onnx.preview", 1},
+    {"ai.ferry", 1}, {"com.microsoft", 1}, {"com.microsoft.nchwc", 1},
 };
 // The newest opset of `domain` in kKnownDomains ("ai.onnx" is ""), 0 for a custom domain.
 int64_t KnownMaxOpset(std::string_view domain);

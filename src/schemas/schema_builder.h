@@ -109,5 +109,8 @@ extern const TypeList kAllIr13;       // kAllIr12 + int2/uint2
 // Registered by the SchemaRegistry constructor after the generated tables.
 void RegisterOpset18PlusSchemas(SchemaRegistry& r);
 void RegisterFerrySchemas(SchemaRegistry& r);  // schemas_ferry.cc: domain ai.ferry
+// schemas_ort_contrib.cc: ONNX Runtime's com.microsoft and com.microsoft.nchwc, and its default-domain versions
+// below an op's first ONNX version (schemas_ort_contrib.h).
+void RegisterOrtContribSchemas(SchemaRegistry& r);
 
 }  // namespace ferry::schemas

@@ -67,6 +67,7 @@ SchemaRegistry::SchemaRegistry() {
   RegisterGeneratedSchemas(*this);
   RegisterOpset18PlusSchemas(*this);
   RegisterFerrySchemas(*this);
+  RegisterOrtContribSchemas(*this);
   RegisterShapeInference(*this);  // after all tables: sets `infer` on the versions it covers
 }
 

@@ -1,0 +1,41 @@
+// ONNX Runtime's contrib registrations in the default domain at version 1, below the op's first ONNX version
+// (op_origin.h, OrtDefaultDomainOps): models that ONNX Runtime's tools wrote at an older opset use them.
+//
+// LayerNormalization-1 (X, Scale, B?) -> (Y, Mean?, InvStdDev?)   ONNX's LayerNormalization-17 computation;
+//   Scale, B and Y of type V, the statistics of type U (float or double, as `stash_type` says).
+// SimplifiedLayerNormalization-1 (X, scale) -> (Y, inv_std_var?)   RMS normalization over the dims [axis, rank):
+//   Y = X / sqrt(mean(X^2) + epsilon) * scale.
+#include "schemas/schemas_ort_contrib.h"
+
+namespace ferry::schemas {
+
+void RegisterOrtDefaultDomainSchemas(SchemaRegistry& r) {
+  const TypeList floats = Types({"float16", "float", "double", "bfloat16"});
+  const TypeList stats = Types({"float", "double"});
+  r.Add(NewOp("LayerNormalization", 1)
+            .In("X", "T")
+            .In("Scale", "V")
+            .OptIn("B", "V")
+            .Out("Y", "V")
+            .OptOut("Mean", "U")
+            .OptOut("InvStdDev", "U")
+            .AttrInt("axis", -1)
+            .AttrFloat("epsilon", 1e-5f)
+            .AttrInt("stash_type", 1)
+            .Constrain("T", floats)
+            .Constrain("U", stats)
+            .Constrain("V", floats));
+  r.Add(NewOp("SimplifiedLayerNormalization", 1)
+            .In("X", "T")
+            .In("scale", "V")
+            .Out("Y", "V")
+            .OptOut("inv_std_var", "U")
+            .AttrInt("axis", -1)
+            .AttrFloat("epsilon", 1e-5f)
+            .AttrInt("stash_type", 1)
+            .Constrain("T", floats)
+            .Constrain("U", stats)
+            .Constrain("V", floats));
+}
+
+}  // namespace ferry::schemas
