@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 
@@ -184,6 +185,11 @@ void RegisterElementwiseShapeInference(SchemaRegistry& r) {
   }
   for (const char* op : {"Binarizer", "Imputer", "LabelEncoder", "Normalizer", "Scaler"}) {
     r.SetInference("ai.onnx.ml", op, 1, SameShape);
+  }
+  // ONNX Runtime's contrib activations and elementwise fusions: Y like the first input.
+  for (const char* op :
+       {"Gelu", "BiasGelu", "FastGelu", "QuickGelu", "BiasAdd", "Trilu", "Inverse", "RotaryEmbedding"}) {
+    r.SetInference(kMsDomain, op, 1, SameShape);
   }
   r.SetInference("", "Neg", 1, Neg);
   r.SetInference("", "Abs", 1, Abs);

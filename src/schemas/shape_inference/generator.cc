@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ferry/float16.h"
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 
@@ -182,6 +183,7 @@ void RegisterGeneratorShapeInference(SchemaRegistry& r) {
   r.SetInference("", "Constant", 1, Constant);
   r.SetInference("", "ConstantOfShape", 1, ConstantOfShape);
   r.SetInference("", "Range", 1, Range);
+  r.SetInference(kMsDomain, "Range", 1, Range);  // delta optional: without it the length stays unknown
   r.SetInference("", "EyeLike", 1, EyeLike);
   r.SetInference("", "RandomNormal", 1, RandomWithShape);
   r.SetInference("", "RandomUniform", 1, RandomWithShape);

@@ -1,11 +1,13 @@
 // Shape inference for linear algebra: MatMul (numpy semantics: 1-D promotion, batch broadcasting), its
-// integer/quantized forms and ai.ferry::FusedMatMul, Gemm, Det and Einsum. Inner dimensions that are both static
-// and differ prove the model invalid.
+// integer/quantized forms, ai.ferry::FusedMatMul and com.microsoft's FusedMatMul / TransposeMatMul (with
+// transposes), Gemm (and com.microsoft::FusedGemm), Det, Einsum and com.microsoft::CDist. Inner dimensions that
+// are both static and differ prove the model invalid.
 #include <algorithm>
 #include <array>
 #include <map>
 #include <string>
 
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 #include "semantics/fused_activation.h"
@@ -14,15 +16,8 @@
 namespace ferry::schemas {
 namespace {
 
-template <size_t kA, size_t kB>
-void MatMul(InferenceContext& ctx) {
-  const Dims* a_shape = ctx.input_shape(kA);
-  const Dims* b_shape = ctx.input_shape(kB);
-  if (!a_shape || !b_shape) return;
-  if (a_shape->empty() || b_shape->empty()) {
-    ctx.Fail("inputs must have rank >= 1, got A " + ctx.InputString(kA) + " and B " + ctx.InputString(kB));
-  }
-  Dims a(*a_shape), b(*b_shape);
+// MatMul's output for operand dims a and b (inputs kA and kB, named in messages).
+void MatMulOfDims(InferenceContext& ctx, Dims a, Dims b, size_t kA, size_t kB) {
   const bool drop_m = a.size() == 1, drop_n = b.size() == 1;
   if (drop_m) a.insert(a.begin(), ir::Dim::Static(1));
   if (drop_n) b.push_back(ir::Dim::Static(1));
@@ -48,6 +43,57 @@ void MatMul(InferenceContext& ctx) {
   if (!drop_m) out.push_back(a[a.size() - 2]);
   if (!drop_n) out.push_back(b[b.size() - 1]);
   ctx.SetOutputShape(0, std::move(out));
+}
+
+// The dims of inputs kA and kB when both are known; Fails on a rank-0 operand.
+bool MatMulOperands(InferenceContext& ctx, size_t kA, size_t kB, Dims& a, Dims& b) {
+  const Dims* a_shape = ctx.input_shape(kA);
+  const Dims* b_shape = ctx.input_shape(kB);
+  if (!a_shape || !b_shape) return false;
+  if (a_shape->empty() || b_shape->empty()) {
+    ctx.Fail("inputs must have rank >= 1, got A " + ctx.InputString(kA) + " and B " + ctx.InputString(kB));
+  }
+  a = *a_shape;
+  b = *b_shape;
+  return true;
+}
+
+template <size_t kA, size_t kB>
+void MatMul(InferenceContext& ctx) {
+  Dims a, b;
+  if (MatMulOperands(ctx, kA, kB, a, b)) MatMulOfDims(ctx, std::move(a), std::move(b), kA, kB);
+}
+
+// One operand of com.microsoft::FusedMatMul as MatMul sees it: transBatch moves the first dim past the batch dims
+// and the row dim (the Transpose perm [1, ..., rank-2, 0, rank-1] it replaces: [d0, d1, ..., dk, r, c] ->
+// [d1, ..., dk, r, d0, c]), then trans swaps the last two. A 1-D operand is not transposed.
+Dims TransposedOperand(Dims d, bool trans_batch, bool trans) {
+  if (d.size() < 2) return d;
+  if (trans_batch && d.size() > 2) std::rotate(d.begin(), d.begin() + 1, d.end() - 1);
+  if (trans) std::swap(d[d.size() - 1], d[d.size() - 2]);
+  return d;
+}
+
+// com.microsoft::FusedMatMul and TransposeMatMul: alpha * MatMul(op(A), op(B)) (schemas_com_microsoft_fused.cc).
+void MsFusedMatMul(InferenceContext& ctx) {
+  Dims a, b;
+  if (!MatMulOperands(ctx, 0, 1, a, b)) return;
+  a = TransposedOperand(std::move(a), ctx.attr_int("transBatchA", 0) != 0, ctx.attr_int("transA", 0) != 0);
+  b = TransposedOperand(std::move(b), ctx.attr_int("transBatchB", 0) != 0, ctx.attr_int("transB", 0) != 0);
+  MatMulOfDims(ctx, std::move(a), std::move(b), 0, 1);
+}
+
+// com.microsoft::CDist: A [M, N], B [K, N] -> [M, K].
+void CDist(InferenceContext& ctx) {
+  const Dims* a = ctx.input_shape(0);
+  const Dims* b = ctx.input_shape(1);
+  if (a && a->size() != 2) ctx.Fail("input A " + ctx.InputString(0) + " must have rank 2");
+  if (b && b->size() != 2) ctx.Fail("input B " + ctx.InputString(1) + " must have rank 2");
+  if (a && b && (*a)[1].is_static() && (*b)[1].is_static() && (*a)[1].value != (*b)[1].value) {
+    ctx.Fail("A " + ctx.InputString(0) + " and B " + ctx.InputString(1) + " differ in their column count");
+  }
+  if (!a && !b) return;
+  ctx.SetOutputShape(0, {a ? (*a)[0] : UnknownDim(), b ? (*b)[0] : UnknownDim()});
 }
 
 // ai.ferry::FusedMatMul (schemas_ferry.cc): MatMul's output; C, when given, is [N] (N: B's column count); an
@@ -198,6 +244,12 @@ void RegisterLinalgShapeInference(SchemaRegistry& r) {
   r.SetInference("", "Det", 1, Det);
   r.SetInference("", "Einsum", 1, Einsum);
   r.SetInference(kFerryDomain, "FusedMatMul", 1, FusedMatMul);  // here for MatMul's; other ai.ferry ops: nn.cc
+  // ONNX Runtime's contrib ops with MatMul's or Gemm's geometry.
+  const std::string ms(kMsDomain);
+  r.SetInference(ms, "FusedMatMul", 1, MsFusedMatMul);
+  r.SetInference(ms, "TransposeMatMul", 1, MsFusedMatMul);
+  r.SetInference(ms, "FusedGemm", 1, Gemm);
+  r.SetInference(ms, "CDist", 1, CDist);
 }
 
 }  // namespace ferry::schemas

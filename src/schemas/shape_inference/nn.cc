@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 #include "semantics/fused_activation.h"
@@ -380,15 +381,45 @@ void MaxUnpool(InferenceContext& ctx) {
 
 void SameShape(InferenceContext& ctx) { ctx.PropagateShape(0, 0); }
 
+// ai.ferry::ScaleShift: Y like X; scale and shift broadcast to X's shape without growing it; an activation of the
+// table.
+void ScaleShift(InferenceContext& ctx) {
+  CheckFusedActivation(ctx);
+  ctx.PropagateShape(0, 0);
+  const Dims* x = ctx.input_shape(0);
+  if (!x) return;
+  for (size_t i = 1; i < 3; ++i) {
+    const Dims* p = ctx.input_shape(i);
+    if (!p) continue;
+    bool fits = p->size() <= x->size();
+    for (size_t d = 0; fits && d < p->size(); ++d) {
+      const ir::Dim& pd = (*p)[d];
+      const ir::Dim& xd = (*x)[x->size() - p->size() + d];
+      fits = !pd.is_static() || pd.value == 1 || !xd.is_static() || pd.value == xd.value;
+    }
+    if (!fits) {
+      ctx.Fail("input " + ctx.InputString(i) + " does not broadcast to X's shape " + ctx.InputString(0));
+    }
+  }
+}
+
 // BatchNormalization: Y like X; the training outputs (running or saved mean/var) like scale [C].
 void BatchNormalization(InferenceContext& ctx) {
   ctx.PropagateShape(0, 0);
   for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.PropagateShape(1, i);
 }
 
-// LayerNormalization: Y like X; Mean and InvStdDev like X with the normalized dims (axis...) set to 1.
+// LayerNormalization (and SimplifiedLayerNormalization): Y like X; the statistics outputs (Mean, InvStdDev or
+// inv_std_var) like X with the normalized dims (axis...) set to 1, of the element type stash_type names when their
+// schema leaves it open.
 void LayerNormalization(InferenceContext& ctx) {
   ctx.PropagateShape(0, 0);
+  const int64_t stash = ctx.attr_int("stash_type", 1);
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+    if (ctx.output(i).elem_type == DataType::kUndefined && IsKnownDataType(static_cast<int32_t>(stash))) {
+      ctx.SetOutputElemType(i, static_cast<DataType>(stash));
+    }
+  }
   const Dims* x = ctx.input_shape(0);
   if (!x || ctx.num_outputs() < 2) return;
   const int64_t rank = static_cast<int64_t>(x->size());
@@ -514,6 +545,12 @@ void GridSample(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
+// com.microsoft::GridSample: ONNX GridSample's shape; Y has X's element type (ONNX Runtime's inference).
+void MsGridSample(InferenceContext& ctx) {
+  GridSample(ctx);
+  if (ctx.input_elem_type(0) != DataType::kUndefined) ctx.SetOutputElemType(0, ctx.input_elem_type(0));
+}
+
 // RNN, GRU, LSTM: Y [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]); Y_h, Y_c
 // [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
 void Recurrent(InferenceContext& ctx) {
@@ -580,8 +617,14 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
   r.SetInference(ferry, "Attention", 1, FerryAttention);
   r.SetInference(ferry, "LayerNormalization", 1, LayerNormalization);
   r.SetInference(ferry, "RMSNormalization", 1, SameShape);
+  r.SetInference(ferry, "ScaleShift", 1, ScaleShift);
   r.SetInference(ferry, "SkipLayerNormalization", 1, SkipLayerNormalization);
   // FusedMatMul: linalg.cc, which has MatMul's inference.
+  // ONNX Runtime's contrib ops with the geometry of a standard op (the others: transformer.cc, linalg.cc).
+  const std::string ms(kMsDomain);
+  r.SetInference(ms, "FusedConv", 1, Conv<1>);  // ONNX Runtime's activation names, not the ai.ferry table
+  r.SetInference(ms, "GridSample", 1, MsGridSample);
+  r.SetInference(ms, "SimplifiedLayerNormalization", 1, LayerNormalization);
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r.SetInference("", op, 1, Pool);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) r.SetInference("", op, 1, GlobalPool);
   r.SetInference("", "MaxUnpool", 1, MaxUnpool);
@@ -590,7 +633,8 @@ void RegisterNnShapeInference(SchemaRegistry& r) {
     r.SetInference("", op, 1, SameShape);
   }
   r.SetInference("", "BatchNormalization", 1, BatchNormalization);
-  r.SetInference("", "LayerNormalization", 1, LayerNormalization);
+  r.SetInference("", "LayerNormalization", 1, LayerNormalization);  // ONNX Runtime's version 1 too
+  r.SetInference("", "SimplifiedLayerNormalization", 1, LayerNormalization);
   r.SetInference("", "RoiAlign", 1, RoiAlign);
   r.SetInference("", "MaxRoiPool", 1, MaxRoiPool);
   r.SetInference("", "DepthToSpace", 1, DepthSpace<true>);

@@ -11,6 +11,7 @@ void RegisterShapeInference(SchemaRegistry& r) {
   RegisterReduceShapeInference(r);
   RegisterGeneratorShapeInference(r);
   RegisterControlFlowShapeInference(r);
+  RegisterTransformerShapeInference(r);
 }
 
 }  // namespace ferry::schemas

@@ -18,5 +18,6 @@ void RegisterShapeOpsShapeInference(SchemaRegistry& r);       // shape_ops.cc
 void RegisterReduceShapeInference(SchemaRegistry& r);         // reduce.cc
 void RegisterGeneratorShapeInference(SchemaRegistry& r);      // generator.cc
 void RegisterControlFlowShapeInference(SchemaRegistry& r);    // control_flow.cc
+void RegisterTransformerShapeInference(SchemaRegistry& r);    // transformer.cc (ONNX Runtime's contrib ops)
 
 }  // namespace ferry::schemas

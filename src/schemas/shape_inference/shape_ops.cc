@@ -1,9 +1,11 @@
 // Shape inference for the ops that compute or rearrange shapes: Shape, Size, Reshape (0 and -1, symbolic -1 by
 // cancelling symbols), Flatten, Squeeze, Unsqueeze, Expand, Tile, Transpose, Cast and Identity. Shape, Size,
-// Squeeze, Unsqueeze, Reshape, Cast and Identity also propagate partial values.
+// Squeeze, Unsqueeze, Reshape, Cast and Identity also propagate partial values. com.microsoft::ExpandDims is an
+// Unsqueeze of one axis.
 #include <algorithm>
 #include <string>
 
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 
@@ -201,9 +203,11 @@ void Squeeze(InferenceContext& ctx) {
   ctx.SetOutputShape(0, std::move(out));
 }
 
+// Unsqueeze (axes an input from opset kInputSince on); com.microsoft::ExpandDims is Unsqueeze<1> with one axis.
+template <int64_t kInputSince>
 void Unsqueeze(InferenceContext& ctx) {
   const Dims* x = ctx.input_shape(0);
-  auto axes = AxesAttrOrInput(ctx, 13, 1);
+  auto axes = AxesAttrOrInput(ctx, kInputSince, 1);
   if (!x || !axes) return;
   const int64_t out_rank = static_cast<int64_t>(x->size() + axes->size());
   std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
@@ -322,7 +326,8 @@ void RegisterShapeOpsShapeInference(SchemaRegistry& r) {
   r.SetInference("", "Reshape", 1, Reshape);
   r.SetInference("", "Flatten", 1, Flatten);
   r.SetInference("", "Squeeze", 1, Squeeze);
-  r.SetInference("", "Unsqueeze", 1, Unsqueeze);
+  r.SetInference("", "Unsqueeze", 1, Unsqueeze<13>);
+  r.SetInference(kMsDomain, "ExpandDims", 1, Unsqueeze<1>);
   r.SetInference("", "Expand", 1, Expand);
   r.SetInference("", "Tile", 6, Tile);
   r.SetInference("", "Transpose", 1, Transpose);

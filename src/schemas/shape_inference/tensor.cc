@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "schemas/op_origin.h"
 #include "schemas/shape_inference/context.h"
 #include "schemas/shape_inference/shape_inference.h"
 #include "semantics/slice.h"
@@ -498,6 +499,7 @@ void RegisterTensorShapeInference(SchemaRegistry& r) {
   r.SetInference("", "NonZero", 1, NonZero);
   r.SetInference("", "Compress", 1, Compress);
   r.SetInference("", "Unique", 1, Unique);
+  r.SetInference(kMsDomain, "Unique", 1, Unique);  // no axis: 1-D outputs of data-dependent length
   r.SetInference("", "NonMaxSuppression", 1, NonMaxSuppression);
   r.SetInference("", "TfIdfVectorizer", 1, TfIdfVectorizer);
 }
