@@ -6,6 +6,7 @@
 #include "backends/plugin/plugin_loader.h"
 #include "ferry/error.h"
 #include "runtime/flops.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
 namespace ferry::runtime {
@@ -303,6 +304,10 @@ void RequireFullPlacement(const ir::Model& model, const Placement& placement) {
   for (const auto& u : placement.unplaced) {
     const ir::Node& n = *u.node;
     msg += "\n  " + n.Describe() + " opset " + std::to_string(n.opset()) + ": " + u.reason;
+    const schemas::OpOrigin origin = schemas::OriginOf(n.domain(), n.op_type(), n.opset());
+    if (origin == schemas::OpOrigin::kOrtContrib || origin == schemas::OpOrigin::kOrtConvention) {
+      msg += " (" + std::string(schemas::OriginName(origin)) + ")";
+    }
     if (!IsStandardDomain(n.domain()) && schemas.Versions(schemas::CanonicalDomain(n.domain()), n.op_type()).empty()) {
       msg += " (a custom op: load the plugin that implements " + n.domain() + "::" + n.op_type() +
              " with --plugin PATH, or write one: docs/plugins.md)";

@@ -12,6 +12,7 @@
 #include "legalize/legalize.h"
 #include "runtime/flops.h"
 #include "runtime/pipeline.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 #include "tools/fallback_share.h"
 
@@ -96,6 +97,14 @@ std::string GraphRemedy(const ir::Node& n, const std::string& reason, const Back
 // A built-in op no listed backend has a kernel for (a plugin cannot implement a built-in op): the registered
 // backends outside `listed` whose kernels take the node (ref has one for nearly every op), or that none does.
 std::string KernelRemedy(const ir::Node& n, const std::vector<std::string>& listed, const Target& target) {
+  // An op of ONNX Runtime's (a contrib op, or its default-domain convention) says so: its schema is known, its
+  // kernels are what is missing.
+  const schemas::OpOrigin origin = schemas::OriginOf(n.domain(), n.op_type(), n.opset());
+  std::string from;
+  if (origin == schemas::OpOrigin::kOrtContrib || origin == schemas::OpOrigin::kOrtConvention) {
+    from = std::string(schemas::OriginName(origin)) + " " + DomainName(schemas::CanonicalDomain(n.domain())) +
+           "::" + n.op_type() + ": ";
+  }
   std::vector<std::string> others;
   for (const std::string& name : BackendNames()) {
     if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
@@ -105,13 +114,14 @@ std::string KernelRemedy(const ir::Node& n, const std::vector<std::string>& list
   std::string list;
   for (const std::string& name : listed) list += (list.empty() ? "" : ",") + name;
   if (others.empty()) {
-    return "no backend Ferry has runs this opset/dtype/attribute: a rewrite (`ferry optimize --legalize`, where one "
+    return from +
+           "no backend Ferry has runs this opset/dtype/attribute: a rewrite (`ferry optimize --legalize`, where one "
            "exists) or another opset (`ferry optimize --opset N`)";
   }
   std::string with;
   for (const std::string& name : others) with += (with.empty() ? "`" : "` or `") + name;
-  return "no kernel on " + list + " for this opset/dtype/attribute; " + with + "` has one: add it (--backends " + list +
-         "," + others.front() + ")";
+  return from + "no kernel on " + list + " for this opset/dtype/attribute; " + with + "` has one: add it (--backends " +
+         list + "," + others.front() + ")";
 }
 
 struct Walk {

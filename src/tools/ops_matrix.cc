@@ -11,8 +11,9 @@
 
 #include "backends/backend.h"
 #include "core/isa.h"
-#include "kernels/cpu/dnnl_isa.h"
 #include "ferry/error.h"
+#include "kernels/cpu/dnnl_isa.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
 namespace ferry::tools {
@@ -79,7 +80,8 @@ std::string VersionsText(const OpsEntry& e) {
   for (int v : e.versions) {
     bool deprecated = std::find(e.deprecated_versions.begin(), e.deprecated_versions.end(), v) !=
                       e.deprecated_versions.end();
-    parts.push_back(std::to_string(v) + (deprecated ? " (deprecated)" : ""));
+    const bool ort = schemas::OriginOf(e.domain, e.op, v) == schemas::OpOrigin::kOrtConvention;
+    parts.push_back(std::to_string(v) + (deprecated ? " (deprecated)" : "") + (ort ? " (ONNX Runtime)" : ""));
   }
   return parts.empty() ? "no schema" : Join(parts, ", ");
 }
@@ -294,6 +296,7 @@ OpsMatrix BuildOpsMatrix(const std::vector<const KernelRegistry*>& registries, c
       if (s->deprecated) e.deprecated_versions.push_back(s->since_version);
     }
     e.newest_version = e.versions.empty() ? 0 : e.versions.back();
+    e.origin = std::string(schemas::OriginName(schemas::OriginOf(dom, op, e.newest_version)));
     for (const auto* r : used) {
       OpsBackendSupport sup;
       sup.backend = r->backend();
@@ -346,8 +349,9 @@ std::string OpsMatrixText(const OpsMatrix& m) {
   std::ostringstream out;
   const std::string onednn_isa = HostOneDnnIsa();
   for (const auto& e : m.ops) {
-    out << e.op << (e.domain.empty() ? "" : " (" + e.domain + ")") << ": schema versions " << VersionsText(e)
-        << "\n";
+    const bool onnx = e.origin == schemas::OriginName(schemas::OpOrigin::kOnnx);
+    out << e.op << (e.domain.empty() ? "" : " (" + e.domain + (onnx ? "" : ", " + e.origin) + ")")
+        << ": schema versions " << VersionsText(e) << "\n";
     for (const auto& b : m.backends) {
       const OpsBackendSupport* s = e.Find(b);
       if (!s) {
@@ -406,6 +410,7 @@ std::string OpsMatrixJson(const OpsMatrix& m) {
     o["schema_versions"] = e.versions;
     o["deprecated_versions"] = e.deprecated_versions;
     o["newest_version"] = e.newest_version;
+    o["origin"] = e.origin;
     o["support"] = Json::array();
     with_schema += !e.versions.empty();
     if (e.support.empty()) none.push_back(QualifiedName(e));
@@ -507,7 +512,12 @@ std::string OpsMatrixMarkdown(const OpsMatrix& m) {
   out << "\nNo kernel in any backend: " << (none.empty() ? "none" : Join(none, ", ")) << ".\n";
 
   for (const auto& d : domains) {
-    out << "\n## " << DomainDisplayName(d) << "\n\n| op | schema versions |";
+    out << "\n## " << DomainDisplayName(d) << "\n\n";
+    if (d == schemas::kMsDomain || d == schemas::kMsNchwcDomain) {
+      out << "ONNX Runtime's contrib operators: Ferry knows their schemas (import, type inference, validation); "
+             "the columns say which have kernels.\n\n";
+    }
+    out << "| op | schema versions |";
     for (const auto& b : m.backends) out << " " << b << " |";
     out << "\n|---|---|";
     for (size_t i = 0; i < m.backends.size(); ++i) out << "---|";

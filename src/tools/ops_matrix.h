@@ -9,6 +9,7 @@
 //             "schema_versions": [1, 6, 13, 14],           // since_version of every schema version, oldest first
 //             "deprecated_versions": [],                   // those marked deprecated (not live)
 //             "newest_version": 14,                        // 0 when Ferry has no schema for the op
+//             "origin": "ONNX",                            // schemas::OriginName of the newest version
 //             "support": [                                 // backends with at least one kernel, priority order
 //               {"backend": "ref", "ranges": "1-5, 6-12, 13, 14+",
 //                "complete": true,                         // every live opset from the first version is covered
@@ -73,6 +74,7 @@ struct OpsEntry {
   std::vector<int> versions;             // schema since_versions, oldest first (empty: no schema)
   std::vector<int> deprecated_versions;  // subset of versions
   int newest_version = 0;                // 0 when there is no schema
+  std::string origin;                    // schemas::OriginName (op_origin.h) of the newest version
   std::vector<OpsBackendSupport> support;  // backends with a kernel for the op, in the matrix's backend order
 
   // "all versions up to 14" / "uncovered: opsets 1-5 (version 1)" / "no schema" for one backend.
