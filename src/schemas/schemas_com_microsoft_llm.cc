@@ -12,11 +12,6 @@ using ir::AttrType;
 
 namespace {
 
-SchemaEdit& Optional(SchemaEdit& s, AttrType type, std::initializer_list<const char*> names) {
-  for (const char* n : names) s.AttrOptional(n, type);
-  return s;
-}
-
 // The attributes every decoding loop shares.
 SchemaEdit& DecodingAttrs(SchemaEdit& s) {
   s.AttrRequired("decoder", AttrType::kGraph)
@@ -24,7 +19,8 @@ SchemaEdit& DecodingAttrs(SchemaEdit& s) {
       .AttrOptional("init_decoder", AttrType::kGraph)
       .AttrRequired("eos_token_id", AttrType::kInt)
       .AttrRequired("pad_token_id", AttrType::kInt);
-  return Optional(s, AttrType::kInt, {"decoder_start_token_id", "model_type", "no_repeat_ngram_size", "vocab_size"});
+  return AttrsOptional(s, AttrType::kInt,
+                       {"decoder_start_token_id", "model_type", "no_repeat_ngram_size", "vocab_size"});
 }
 
 }  // namespace
@@ -62,11 +58,11 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                        .Constrain("T_CACHE", Types({"float", "float16", "bfloat16", "uint8", "int8", "float8e4m3fn"}))
                        .Constrain("T_KV_SCALE", Types({"float"}))
                        .Constrain("M", i32);
-  Optional(gqa, AttrType::kInt,
-           {"causal", "do_rotary", "kv_cache_bit_width", "local_window_size", "qk_output", "rotary_interleaved",
-            "sliding_window_cache", "smooth_softmax"});
-  Optional(gqa, AttrType::kFloat, {"qk_norm_epsilon", "scale", "softcap"});
-  Optional(gqa, AttrType::kString, {"k_quant_type", "v_quant_type"});
+  AttrsOptional(gqa, AttrType::kInt,
+                {"causal", "do_rotary", "kv_cache_bit_width", "local_window_size", "qk_output", "rotary_interleaved",
+                 "sliding_window_cache", "smooth_softmax"});
+  AttrsOptional(gqa, AttrType::kFloat, {"qk_norm_epsilon", "scale", "softcap"});
+  AttrsOptional(gqa, AttrType::kString, {"k_quant_type", "v_quant_type"});
   r.Add(std::move(gqa));
   SchemaEdit sparse = op("SparseAttention")
                           .In("query", "T")
@@ -88,8 +84,8 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                           .AttrRequired("sparse_block_size", AttrType::kInt)
                           .Constrain("T", Types({"float", "float16", "bfloat16"}))
                           .Constrain("M", i32);
-  Optional(sparse, AttrType::kInt, {"do_rotary", "rotary_interleaved"});
-  Optional(sparse, AttrType::kFloat, {"scale"});
+  AttrsOptional(sparse, AttrType::kInt, {"do_rotary", "rotary_interleaved"});
+  AttrsOptional(sparse, AttrType::kFloat, {"scale"});
   r.Add(std::move(sparse));
   SchemaEdit dmmha = op("DecoderMaskedMultiHeadAttention")
                          .In("query", "T")
@@ -111,8 +107,8 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                          .Constrain("T", f32_16)
                          .Constrain("QK", f32_16)
                          .Constrain("M", i32);
-  Optional(dmmha, AttrType::kFloat, {"mask_filter_value", "scale"});
-  Optional(dmmha, AttrType::kInt, {"output_qk", "past_present_share_buffer"});
+  AttrsOptional(dmmha, AttrType::kFloat, {"mask_filter_value", "scale"});
+  AttrsOptional(dmmha, AttrType::kInt, {"output_qk", "past_present_share_buffer"});
   r.Add(std::move(dmmha));
   SchemaEdit dmsa = op("DecoderMaskedSelfAttention")
                         .In("input", "T")
@@ -129,8 +125,8 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                         .AttrRequired("num_heads", AttrType::kInt)
                         .Constrain("T", f32_16)
                         .Constrain("M", i32);
-  Optional(dmsa, AttrType::kInt, {"do_rotary", "past_present_share_buffer"});
-  Optional(dmsa, AttrType::kFloat, {"mask_filter_value", "scale"});
+  AttrsOptional(dmsa, AttrType::kInt, {"do_rotary", "past_present_share_buffer"});
+  AttrsOptional(dmsa, AttrType::kFloat, {"mask_filter_value", "scale"});
   r.Add(std::move(dmsa));
   r.Add(op("PackedAttention")
             .In("input", "T")
@@ -208,8 +204,8 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                             .OptOut("filtered_logits", "T")
                             .Constrain("T", Types({"float"}))
                             .Constrain("I", i32);
-  Optional(sampling, AttrType::kInt, {"custom", "min_tokens_to_keep"});
-  Optional(sampling, AttrType::kFloat, {"filter_value", "presence_penalty", "temperature", "top_p"});
+  AttrsOptional(sampling, AttrType::kInt, {"custom", "min_tokens_to_keep"});
+  AttrsOptional(sampling, AttrType::kFloat, {"filter_value", "presence_penalty", "temperature", "top_p"});
   r.Add(std::move(DecodingAttrs(sampling)));
   SchemaEdit whisper = op("WhisperBeamSearch")
                            .In("input_ids", "F")
@@ -237,9 +233,9 @@ void RegisterMsLlmSchemas(SchemaRegistry& r) {
                            .Constrain("I", i32)
                            .Constrain("M", i32)
                            .Constrain("V", Types({"float"}));
-  Optional(whisper, AttrType::kInt,
-           {"beginning_timestamp_token_id", "decoder_output_cross_qk", "early_stopping", "no_speech_token_id",
-            "no_timestamps_token_id", "start_of_lm_token_id", "transcribe_token_id", "translate_token_id"});
+  AttrsOptional(whisper, AttrType::kInt,
+                {"beginning_timestamp_token_id", "decoder_output_cross_qk", "early_stopping", "no_speech_token_id",
+                 "no_timestamps_token_id", "start_of_lm_token_id", "transcribe_token_id", "translate_token_id"});
   r.Add(std::move(DecodingAttrs(whisper)));
 }
 

@@ -12,11 +12,6 @@ using ir::AttrType;
 
 namespace {
 
-SchemaEdit& Optional(SchemaEdit& s, AttrType type, std::initializer_list<const char*> names) {
-  for (const char* n : names) s.AttrOptional(n, type);
-  return s;
-}
-
 // (X, X_scale, X_zero_point?, Y_scale, Y_zero_point?) -> Y, 8-bit T: QLinearSigmoid, QLinearLeakyRelu.
 SchemaEdit QLinearUnary(const std::string& domain, const char* name) {
   return std::move(NewOp(name, 1, domain)
@@ -67,9 +62,9 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                         .Constrain("T2", i8)
                         .Constrain("T3", i8)
                         .Constrain("T4", Types({"int32"}));
-  Optional(conv, AttrType::kString, {"auto_pad"});
-  Optional(conv, AttrType::kInt, {"channels_last", "group"});
-  Optional(conv, AttrType::kInts, {"dilations", "kernel_shape", "pads", "strides"});
+  AttrsOptional(conv, AttrType::kString, {"auto_pad"});
+  AttrsOptional(conv, AttrType::kInt, {"channels_last", "group"});
+  AttrsOptional(conv, AttrType::kInts, {"dilations", "kernel_shape", "pads", "strides"});
   r.Add(std::move(conv));
   r.Add(QLinearBinary(d, "QLinearAdd"));
   r.Add(QLinearBinary(d, "QLinearMul"));
@@ -84,9 +79,9 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                        .Out("Y", "T")
                        .AttrRequired("kernel_shape", AttrType::kInts)
                        .Constrain("T", Types({"uint8", "int8"}));
-  Optional(avg, AttrType::kString, {"auto_pad"});
-  Optional(avg, AttrType::kInt, {"ceil_mode", "channels_last", "count_include_pad"});
-  Optional(avg, AttrType::kInts, {"pads", "strides"});
+  AttrsOptional(avg, AttrType::kString, {"auto_pad"});
+  AttrsOptional(avg, AttrType::kInt, {"ceil_mode", "channels_last", "count_include_pad"});
+  AttrsOptional(avg, AttrType::kInts, {"pads", "strides"});
   r.Add(std::move(avg));
   r.Add(op("QLinearGlobalAveragePool")
             .In("X", "T")
@@ -147,8 +142,8 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                          .Constrain("TC", Types({"int32"}))
                          .Constrain("TYZ", Types({"uint8", "int8"}))
                          .Constrain("TY", Types({"float", "uint8", "int8"}));
-  Optional(qgemm, AttrType::kFloat, {"alpha"});
-  Optional(qgemm, AttrType::kInt, {"transA", "transB"});
+  AttrsOptional(qgemm, AttrType::kFloat, {"alpha"});
+  AttrsOptional(qgemm, AttrType::kInt, {"transA", "transB"});
   r.Add(std::move(qgemm));
   SchemaEdit qattention = op("QAttention")
                               .In("input", "T1")
@@ -167,8 +162,8 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                               .Constrain("T2", i8)
                               .Constrain("T3", Types({"float", "float16"}))
                               .Constrain("T4", Types({"int32"}));
-  Optional(qattention, AttrType::kInt, {"do_rotary", "past_present_share_buffer", "unidirectional"});
-  Optional(qattention, AttrType::kFloat, {"mask_filter_value", "scale"});
+  AttrsOptional(qattention, AttrType::kInt, {"do_rotary", "past_present_share_buffer", "unidirectional"});
+  AttrsOptional(qattention, AttrType::kFloat, {"mask_filter_value", "scale"});
   r.Add(std::move(qattention));
   r.Add(op("MatMulIntegerToFloat")
             .In("A", "T1")
@@ -210,11 +205,11 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                         .Constrain("T", fl)
                         .Constrain("T1", Types({"int32"}))
                         .Constrain("T2", Types({"uint8", "int8"}));
-  Optional(lstm, AttrType::kFloats, {"activation_alpha", "activation_beta"});
-  Optional(lstm, AttrType::kStrings, {"activations"});
-  Optional(lstm, AttrType::kFloat, {"clip"});
-  Optional(lstm, AttrType::kString, {"direction"});
-  Optional(lstm, AttrType::kInt, {"hidden_size", "input_forget"});
+  AttrsOptional(lstm, AttrType::kFloats, {"activation_alpha", "activation_beta"});
+  AttrsOptional(lstm, AttrType::kStrings, {"activations"});
+  AttrsOptional(lstm, AttrType::kFloat, {"clip"});
+  AttrsOptional(lstm, AttrType::kString, {"direction"});
+  AttrsOptional(lstm, AttrType::kInt, {"hidden_size", "input_forget"});
   r.Add(std::move(lstm));
   r.Add(op("QEmbedLayerNormalization")
             .In("input_ids", "T1")
@@ -285,7 +280,7 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                                                   "float8e5m2", "float8e5m2fnuz", "float4e2m1"}))
                           .Constrain("T2", Types({"float", "float16", "bfloat16"}))
                           .Constrain("Tind", Types({"int32", "int64"}));
-  Optional(gather, AttrType::kInt, {"bits", "block_size", "gather_axis", "quantize_axis"});
+  AttrsOptional(gather, AttrType::kInt, {"bits", "block_size", "gather_axis", "quantize_axis"});
   r.Add(std::move(gather));
 
   const TypeList moe_types = Types({"float", "float16", "bfloat16"});
@@ -300,9 +295,9 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                        .OptIn("fc3_experts_bias", "T")
                        .Out("output", "T")
                        .Constrain("T", moe_types);
-  Optional(moe, AttrType::kFloat, {"activation_alpha", "activation_beta", "swiglu_limit"});
-  Optional(moe, AttrType::kString, {"activation_type"});
-  Optional(moe, AttrType::kInt, {"k", "normalize_routing_weights", "swiglu_fusion", "use_sparse_mixer"});
+  AttrsOptional(moe, AttrType::kFloat, {"activation_alpha", "activation_beta", "swiglu_limit"});
+  AttrsOptional(moe, AttrType::kString, {"activation_type"});
+  AttrsOptional(moe, AttrType::kInt, {"k", "normalize_routing_weights", "swiglu_fusion", "use_sparse_mixer"});
   r.Add(std::move(moe));
   SchemaEdit qmoe = op("QMoE")
                         .In("input", "T")
@@ -331,11 +326,11 @@ void RegisterMsQuantSchemas(SchemaRegistry& r) {
                         .Constrain("T1", Types({"uint8", "float8e4m3fn"}))
                         .Constrain("T2", Types({"float", "float16", "bfloat16", "float8e8m0", "float8e4m3fn"}))
                         .Constrain("T4", fl);
-  Optional(qmoe, AttrType::kFloat, {"activation_alpha", "activation_beta", "swiglu_limit"});
-  Optional(qmoe, AttrType::kString, {"activation_type", "quant_type"});
-  Optional(qmoe, AttrType::kInt,
-           {"accuracy_level", "block_size", "expert_weight_bits", "k", "normalize_routing_weights", "swiglu_fusion",
-            "use_sparse_mixer", "weights_prepacked"});
+  AttrsOptional(qmoe, AttrType::kFloat, {"activation_alpha", "activation_beta", "swiglu_limit"});
+  AttrsOptional(qmoe, AttrType::kString, {"activation_type", "quant_type"});
+  AttrsOptional(qmoe, AttrType::kInt,
+                {"accuracy_level", "block_size", "expert_weight_bits", "k", "normalize_routing_weights",
+                 "swiglu_fusion", "use_sparse_mixer", "weights_prepacked"});
   r.Add(std::move(qmoe));
 }
 

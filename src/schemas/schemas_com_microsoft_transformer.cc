@@ -33,7 +33,6 @@ void RegisterMsTransformerSchemas(SchemaRegistry& r) {
   const std::string d(kMsDomain);
   auto op = [&](const char* name) { return NewOp(name, 1, d); };
   const TypeList attention_types = Types({"float", "float16", "bfloat16"});
-  const TypeList floats_bf = Types({"float16", "float", "double", "bfloat16"});
 
   r.Add(op("SkipLayerNormalization")
             .In("input", "T")
@@ -60,17 +59,7 @@ void RegisterMsTransformerSchemas(SchemaRegistry& r) {
             .AttrFloat("epsilon", kSkipLayerNormEpsilon)
             .Constrain("T", attention_types)
             .Constrain("U", Types({"float"})));
-  r.Add(op("SimplifiedLayerNormalization")
-            .In("X", "T")
-            .In("scale", "V")
-            .Out("Y", "V")
-            .OptOut("inv_std_var", "U")
-            .AttrInt("axis", -1)
-            .AttrFloat("epsilon", 1e-5f)
-            .AttrInt("stash_type", 1)
-            .Constrain("T", floats_bf)
-            .Constrain("U", Types({"float", "double"}))
-            .Constrain("V", floats_bf));
+  r.Add(SimplifiedLayerNormalizationSchema(d));
   r.Add(op("EmbedLayerNormalization")
             .In("input_ids", "T1")
             .OptIn("segment_ids", "T1")

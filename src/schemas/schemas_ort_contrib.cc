@@ -6,6 +6,11 @@
 
 namespace ferry::schemas {
 
+SchemaEdit& AttrsOptional(SchemaEdit& s, ir::AttrType type, std::initializer_list<const char*> names) {
+  for (const char* n : names) s.AttrOptional(n, type);
+  return s;
+}
+
 void RegisterOrtContribSchemas(SchemaRegistry& r) {
   RegisterMsFusedSchemas(r);
   RegisterMsTransformerSchemas(r);

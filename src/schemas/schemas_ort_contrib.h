@@ -12,12 +12,19 @@
 namespace ferry::schemas {
 
 // One per file; RegisterOrtContribSchemas (schema_builder.h) calls them all.
-void RegisterMsFusedSchemas(SchemaRegistry& r);        // schemas_com_microsoft_fused.cc: fusions, activations
-void RegisterMsTransformerSchemas(SchemaRegistry& r);  // schemas_com_microsoft_transformer.cc: norms, attention
-void RegisterMsTensorSchemas(SchemaRegistry& r);       // schemas_com_microsoft_tensor.cc: tensor and misc ops
-void RegisterMsQuantSchemas(SchemaRegistry& r);        // schemas_com_microsoft_quant.cc: quantized ops
-void RegisterMsLlmSchemas(SchemaRegistry& r);          // schemas_com_microsoft_llm.cc: LLM attention, decoding
-void RegisterMsNchwcSchemas(SchemaRegistry& r);        // schemas_com_microsoft_nchwc.cc: com.microsoft.nchwc
+void RegisterMsFusedSchemas(SchemaRegistry& r);           // schemas_com_microsoft_fused.cc: fusions, activations
+void RegisterMsTransformerSchemas(SchemaRegistry& r);     // schemas_com_microsoft_transformer.cc: norms, attention
+void RegisterMsTensorSchemas(SchemaRegistry& r);          // schemas_com_microsoft_tensor.cc: tensor and misc ops
+void RegisterMsQuantSchemas(SchemaRegistry& r);           // schemas_com_microsoft_quant.cc: quantized ops
+void RegisterMsLlmSchemas(SchemaRegistry& r);             // schemas_com_microsoft_llm.cc: LLM attention, decoding
+void RegisterMsNchwcSchemas(SchemaRegistry& r);           // schemas_com_microsoft_nchwc.cc: com.microsoft.nchwc
 void RegisterOrtDefaultDomainSchemas(SchemaRegistry& r);  // schemas_ort_default_domain.cc
+
+// Shared by the files above.
+// Adds each of `names` as an optional attribute of `type` without a default (ONNX Runtime's OPTIONAL_VALUE).
+SchemaEdit& AttrsOptional(SchemaEdit& s, ir::AttrType type, std::initializer_list<const char*> names);
+// SimplifiedLayerNormalization-1 in `domain`: ONNX Runtime registers it in the default domain, and models carry it
+// under com.microsoft too (schemas_ort_default_domain.cc).
+SchemaEdit SimplifiedLayerNormalizationSchema(std::string domain);
 
 }  // namespace ferry::schemas

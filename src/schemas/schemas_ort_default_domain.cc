@@ -9,9 +9,34 @@
 
 namespace ferry::schemas {
 
+namespace {
+
+const TypeList& Floats() {
+  static const TypeList t = Types({"float16", "float", "double", "bfloat16"});
+  return t;
+}
+const TypeList& Stats() {
+  static const TypeList t = Types({"float", "double"});
+  return t;
+}
+
+}  // namespace
+
+SchemaEdit SimplifiedLayerNormalizationSchema(std::string domain) {
+  return std::move(NewOp("SimplifiedLayerNormalization", 1, std::move(domain))
+                       .In("X", "T")
+                       .In("scale", "V")
+                       .Out("Y", "V")
+                       .OptOut("inv_std_var", "U")
+                       .AttrInt("axis", -1)
+                       .AttrFloat("epsilon", 1e-5f)
+                       .AttrInt("stash_type", 1)
+                       .Constrain("T", Floats())
+                       .Constrain("U", Stats())
+                       .Constrain("V", Floats()));
+}
+
 void RegisterOrtDefaultDomainSchemas(SchemaRegistry& r) {
-  const TypeList floats = Types({"float16", "float", "double", "bfloat16"});
-  const TypeList stats = Types({"float", "double"});
   r.Add(NewOp("LayerNormalization", 1)
             .In("X", "T")
             .In("Scale", "V")
@@ -22,20 +47,10 @@ void RegisterOrtDefaultDomainSchemas(SchemaRegistry& r) {
             .AttrInt("axis", -1)
             .AttrFloat("epsilon", 1e-5f)
             .AttrInt("stash_type", 1)
-            .Constrain("T", floats)
-            .Constrain("U", stats)
-            .Constrain("V", floats));
-  r.Add(NewOp("SimplifiedLayerNormalization", 1)
-            .In("X", "T")
-            .In("scale", "V")
-            .Out("Y", "V")
-            .OptOut("inv_std_var", "U")
-            .AttrInt("axis", -1)
-            .AttrFloat("epsilon", 1e-5f)
-            .AttrInt("stash_type", 1)
-            .Constrain("T", floats)
-            .Constrain("U", stats)
-            .Constrain("V", floats));
+            .Constrain("T", Floats())
+            .Constrain("U", Stats())
+            .Constrain("V", Floats()));
+  r.Add(SimplifiedLayerNormalizationSchema(""));
 }
 
 }  // namespace ferry::schemas
