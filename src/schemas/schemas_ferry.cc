@@ -35,6 +35,12 @@
 //                                      X's shape, or its dims (after leading 1s) are X's trailing dims: element i
 //                                      of X (row-major) adds Skip's element i % size(Skip). gamma and beta hold
 //                                      prod(X.shape[axis:]) values each, in the normalized dims' row-major order.
+// ScaleShift(X, scale, shift) -> Y    Y = act(Add(Mul(X, scale), shift)): a Mul, an Add and the activation
+//                                      (FusedConv's `activation` and `activation_params`) in one pass, each
+//                                      rounded as the op it replaces; scale and shift broadcast numpy-style to
+//                                      X's shape, which Y has (fuse_scale_shift: x * s + t by constants, an
+//                                      inference BatchNormalization before an activation; blocked_layout: the
+//                                      same on blocked X).
 // Attention(Q, K, V, mask?) -> Y      Y = Softmax(scale * MatMul(Q, Kᵀ) + mask, axis = -1) V: scaled dot-product
 //                                      attention (fuse_attention). Q [..., Sq, Dh]; K [..., Sk, Dh], or
 //                                      [..., Dh, Sk] (Kᵀ itself) when `k_transposed` = 1; V [..., Sk, Dv]; mask
@@ -135,6 +141,14 @@ void RegisterFerrySchemas(SchemaRegistry& r) {
             .OptOut("Sum", "T")
             .AttrInt("axis", -1)
             .AttrFloat("epsilon", 1e-5f)
+            .Constrain("T", kFloat));
+  r.Add(op("ScaleShift")
+            .In("X", "T")
+            .In("scale", "T")
+            .In("shift", "T")
+            .Out("Y", "T")
+            .AttrString("activation", "")
+            .AttrFloats("activation_params", {})
             .Constrain("T", kFloat));
   r.Add(op("Attention")
             .In("Q", "T")

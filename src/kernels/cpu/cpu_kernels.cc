@@ -74,6 +74,7 @@ void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
+void RegisterScaleShiftKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
 void RegisterResizeKernels(KernelRegistry& r);
@@ -172,6 +173,7 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
   RegisterFusedMatMulKernels(r);
+  RegisterScaleShiftKernels(r);
   RegisterFerryAttentionKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
   RegisterResizeKernels(r);

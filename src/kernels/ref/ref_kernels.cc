@@ -149,6 +149,7 @@ void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
+void RegisterScaleShiftKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
 
@@ -289,6 +290,7 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterFusedMatMulKernels(r);
+  RegisterScaleShiftKernels(r);
   RegisterFerryAttentionKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
 }
