@@ -14,10 +14,13 @@
 //     => Concat of the blocked tensors along their block axis (1; channels-last: along the last axis, any
 //     counts): [N, C1/b, H, W, b] ++ [N, C2/b, H, W, b] is the blocked [N, (C1+C2)/b, H, W, b] (Inception's,
 //     DenseNet's and SqueezeNet's branch merges)
-//   BatchNormalization in inference mode on a blocked input, with constant per-channel parameters => Mul by
-//     S = scale / sqrt(var + epsilon) and Add of T = bias - mean * S, as constants of the blocked shape
-//     [1, C/b, 1, 1, b] ([C] channels-last) with 0 in the padding lanes (DenseNet's pre-activation BN -> ReLU ->
-//     conv, which fold_batch_norm has no conv to fold into; within float re-association, as that pass)
+//   BatchNormalization in inference mode on a blocked input, with constant per-channel parameters =>
+//     ai.ferry::ScaleShift by S = scale / sqrt(var + epsilon) and T = bias - mean * S (Mul by S and Add of T
+//     where the backend has no ScaleShift), as constants of the blocked shape [1, C/b, 1, 1, b] ([C]
+//     channels-last) with 0 in the padding lanes (DenseNet's pre-activation BN -> ReLU -> conv, which
+//     fold_batch_norm has no conv to fold into; within float re-association, as that pass)
+//   ai.ferry::ScaleShift (fuse_scale_shift) on a blocked input, with constant per-channel (or one-element) scale
+//     and shift => the same by blocked constants of that shape
 // Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
 // the same values); the padding channels of a block b > 0 hold finite values no reader uses: the listed elementwise ops
 // map 0 (what convolutions and reorders write there) to finite values, and Div, which would not, is not listed.
@@ -107,6 +110,8 @@ class Rewriter {
         Concat(n);
       } else if (IsOp(n, "BatchNormalization")) {
         BatchNorm(n);
+      } else if (n->domain() == schemas::kFerryDomain && n->op_type() == "ScaleShift") {
+        ScaleShift(n);
       }
     }
     if (converted_.empty()) {
@@ -302,30 +307,6 @@ class Rewriter {
     }
   }
 
-  // S and T of BatchNorm(), in double and rounded once; nullopt unless the four parameters are constant float
-  // tensors of `channels` elements (and epsilon a float).
-  struct Affine {
-    std::vector<float> s, t;
-  };
-  std::optional<Affine> BatchNormAffine(const ir::Node& n, int64_t channels) const {
-    const Tensor* p[4];
-    for (size_t i = 0; i < 4; ++i) {
-      p[i] = ConstantTensor(g_, n.input(i + 1));
-      if (!p[i] || p[i]->dtype() != DataType::kFloat || p[i]->size() != channels) return std::nullopt;
-    }
-    const ir::Attribute* eps = n.attr("epsilon");
-    if (eps && eps->type != ir::AttrType::kFloat) return std::nullopt;
-    // The BN kernels add epsilon as a float: so does this.
-    const double epsilon = static_cast<double>(static_cast<float>(eps ? eps->f : 1e-5f));
-    Affine a;
-    for (int64_t c = 0; c < channels; ++c) {
-      const double s = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + epsilon);
-      a.s.push_back(static_cast<float>(s));
-      a.t.push_back(static_cast<float>(p[1]->data<float>()[c] - p[2]->data<float>()[c] * s));
-    }
-    return a;
-  }
-
   // A per-channel constant in the layout of a blocked tensor of `channels` channels.
   ir::Value* BlockedConstant(const std::string& base, const std::vector<float>& v, int block) {
     const int64_t channels = static_cast<int64_t>(v.size());
@@ -336,22 +317,53 @@ class Rewriter {
     return g_.AddInitializer(UniqueValueName(g_, base), std::make_shared<const Tensor>(std::move(t)));
   }
 
+  // The per-channel values of a ScaleShift parameter of a rank-4 X with `channels` channels: a constant float
+  // whose dims, aligned to X's from the right, are all 1 but the channel dim (C or 1); nullopt otherwise.
+  std::optional<std::vector<float>> PerChannel(const ir::Value* v, int64_t channels) const {
+    const Tensor* t = ConstantTensor(g_, v);
+    if (!t || t->dtype() != DataType::kFloat || t->rank() > 4) return std::nullopt;
+    const Shape& s = t->shape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      const bool channel_dim = s.size() - d == 3;
+      if (s[d] != 1 && !(channel_dim && s[d] == channels)) return std::nullopt;
+    }
+    const float* p = t->data<float>();
+    if (t->size() == 1) return std::vector<float>(static_cast<size_t>(channels), p[0]);
+    return std::vector<float>(p, p + channels);
+  }
+
+  // X * scale + shift (and its activation) on a blocked X: ScaleShift by blocked per-channel constants.
+  void ScaleShift(ir::Node* n) {
+    ir::Value* x = n->input(0);
+    const auto ydims = BlockableDims(n->output(0));
+    const auto layout = Block(*n);
+    if (!IsBlocked(x) || !ydims || !layout || block_.at(x) != *layout) return;
+    const int64_t channels = (*ydims)[1].value;
+    const auto scale = PerChannel(n->input(1), channels), shift = PerChannel(n->input(2), channels);
+    if (!scale || !shift) return;
+    const std::vector<ir::Value*> params{n->input(1), n->input(2)};
+    if (ScaleShiftBlocked(n, *scale, *shift, n->attributes(), *layout)) RemoveUnreadInitializers(g_, params);
+  }
+
+  // An inference BatchNormalization on a blocked X: ScaleShift by its blocked per-channel affine (Mul and Add of
+  // those constants where the backend has no ScaleShift).
   void BatchNorm(ir::Node* n) {
     ir::Value* x = n->input(0);
     if (n->num_inputs() != 5 || !IsBlocked(x) || !BatchNormInferenceMode(g_, *n)) return;
-    if (const ir::Attribute* spatial = n->attr("spatial"); spatial && spatial->type == ir::AttrType::kInt &&
-                                                            spatial->i == 0) {
-      return;  // opset < 9: per-element statistics
-    }
     const auto ydims = BlockableDims(n->output(0));
     const auto layout = Block(*n);
     if (!ydims || !layout || block_.at(x) != *layout) return;
     const int block = *layout;
-    const auto affine = BatchNormAffine(*n, (*ydims)[1].value);
+    const auto affine = BatchNormAffine(g_, *n, (*ydims)[1].value);
     if (!affine) return;
+    const std::vector<ir::Value*> params(n->inputs().begin() + 1, n->inputs().end());
+    if (ScaleShiftBlocked(n, affine->scale, affine->shift, {}, block)) {
+      RemoveUnreadInitializers(g_, params);  // the BN's, unless another node reads them
+      return;
+    }
     const std::string name = n->name();
-    ir::Value* s = BlockedConstant(name + "_scale_blocked", affine->s, block);
-    ir::Value* t = BlockedConstant(name + "_shift_blocked", affine->t, block);
+    ir::Value* s = BlockedConstant(name + "_scale_blocked", affine->scale, block);
+    ir::Value* t = BlockedConstant(name + "_shift_blocked", affine->shift, block);
     const Backend* home = ctx_.BackendFor(*n);
     ir::Value* mid = nullptr;
     ir::Node* mul = nullptr;
@@ -359,9 +371,8 @@ class Rewriter {
       mid = ir::Builder(g_).AddValue(UniqueValueName(g_, name + "_scaled_blocked"), BlockedType(*ydims, block));
       mul = g_.AddNode(UniqueNodeName(g_, name + "_scale"), "Mul", "", {twins_.at(x), s}, {mid}, {});
       mul->set_opset(n->opset());
-      const std::vector<ir::Value*> params(n->inputs().begin() + 1, n->inputs().end());
       if (Replace(n, "", "Add", {mid, t}, {}, block)) {
-        RemoveUnreadInitializers(g_, params);  // the BN's, unless another node reads them
+        RemoveUnreadInitializers(g_, params);
         return;
       }
     }
@@ -369,6 +380,22 @@ class Rewriter {
     if (mid) g_.RemoveValue(mid);
     g_.RemoveInitializer(s);
     g_.RemoveInitializer(t);
+  }
+
+  // Replaces `n` (X its input 0, blocked) by ai.ferry::ScaleShift(X blocked, scale, shift) with `attrs`, the
+  // constants laid out as the blocked tensor; false (nothing changed) when the backend has no such ScaleShift.
+  bool ScaleShiftBlocked(ir::Node* n, const std::vector<float>& scale, const std::vector<float>& shift,
+                         std::vector<ir::Attribute> attrs, int block) {
+    const std::string name = n->name();
+    ir::Value* s = BlockedConstant(name + "_scale_blocked", scale, block);
+    ir::Value* t = BlockedConstant(name + "_shift_blocked", shift, block);
+    if (Replace(n, std::string(schemas::kFerryDomain), "ScaleShift", {twins_.at(n->input(0)), s, t},
+                std::move(attrs), block)) {
+      return true;
+    }
+    g_.RemoveInitializer(s);
+    g_.RemoveInitializer(t);
+    return false;
   }
 
   ir::Model& model_;
@@ -386,7 +413,8 @@ class BlockedLayout : public Pass {
   std::string_view summary() const override {
     return "Chains of convolutions, pools, elementwise ops and channel Concats => the same ops on the backend's "
            "blocked channel layout (ai.ferry::BlockedConv, BlockedPool, ReorderToBlocked/FromBlocked at the edges); "
-           "an inference BatchNormalization on it => Mul and Add by blocked per-channel constants. Identity: a "
+           "an inference BatchNormalization or a per-channel ScaleShift on it => ScaleShift by blocked per-channel "
+           "constants. Identity: a "
            "reorder is a permutation of elements, and these ops commute with it; exact, but for the "
            "BatchNormalization's re-association (as fold_batch_norm).";
   }

@@ -6,15 +6,18 @@
 //     static shape for an all-true constant);
 //   - Cast to the dtype its input already has (opset 19's `saturate` is then irrelevant), CastLike to its own type;
 //   - Reshape, Flatten, Squeeze, Unsqueeze whose output shape equals the input shape, all dims static;
+//   - Pad by nothing: every pad 0 (the attribute before opset 11, a constant input from 11), in any mode (the
+//     PyTorch exporter writes one before each AvgPool2d);
 // and shortens chains: Reshape(R(x), s) => Reshape(x, s) for R a Reshape, Flatten, Squeeze or Unsqueeze read
 // only by that Reshape, when the constant shape s has no 0 entry (or allowzero=1).
 // Identities: Identity(x) = x; Dropout(x) = x in inference; Cast(x, to=dtype(x)) = x; a reshape to the input's
-// own shape is x; a Reshape's result depends on its input's elements in row-major order and its element count
+// own shape is x; Pad(x, 0...) = x; a Reshape's result depends on its input's elements in row-major order and its element count
 // only, which a reshaping R does not change (a 0 entry in s would copy a dim of R's output: excluded). Exact.
 // When the removed node's output is a graph output, the input's producer is rebuilt to write that name; when the
 // input is graph-visible itself (a graph input or output, an initializer), the node stays: it joins two names.
 // Readers inside subgraphs (outer-scope captures) are redirected too.
 #include <algorithm>
+#include <span>
 
 #include "passes/cleanup_util.h"
 #include "passes/pass_list.h"
@@ -50,6 +53,19 @@ bool IsInferenceDropout(const ir::Graph& g, const ir::Node& n) {
   return t && t->dtype() == DataType::kBool && t->size() == 1 && !t->data<bool>()[0];
 }
 
+// True when Pad `n` adds nothing: every pad 0 (`paddings` at opset 1, `pads` up to 10, the pads input from 11).
+bool PadsNothing(const ir::Graph& g, const ir::Node& n) {
+  auto zeros = [](std::span<const int64_t> v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](int64_t p) { return p == 0; });
+  };
+  if (n.opset() < 11) {
+    const ir::Attribute* pads = n.attr(n.opset() < 2 ? "paddings" : "pads");
+    return pads && pads->type == ir::AttrType::kInts && zeros(pads->ints);
+  }
+  const Tensor* t = ConstantTensor(g, n.input(1));
+  return t && t->dtype() == DataType::kInt64 && zeros(std::span(t->data<int64_t>(), static_cast<size_t>(t->size())));
+}
+
 // Whether `n`'s first output equals its first input.
 bool ComputesItsInput(const ir::Graph& g, const ir::Node& n) {
   if (!IsOnnx(n) || !n.input(0) || !n.output(0)) return false;
@@ -66,6 +82,7 @@ bool ComputesItsInput(const ir::Graph& g, const ir::Node& n) {
     return in != DataType::kUndefined && in == ir::ElementType(n.input(1));
   }
   if (IsReshaping(n)) return SameStaticShape(n.input(0), n.output(0));
+  if (op == "Pad") return PadsNothing(g, n);
   return false;
 }
 
@@ -108,7 +125,8 @@ class EliminateIdentity : public Pass {
   int level() const override { return 1; }
   std::string_view summary() const override {
     return "Removes Identity, inference Dropout, Cast to the input's own dtype and reshapes to the input's own "
-           "static shape; Reshape(Reshape(x, s1), s2) => Reshape(x, s2). Identity: each computes its input; exact.";
+           "static shape, Pad by zeros; Reshape(Reshape(x, s1), s2) => Reshape(x, s2). Identity: each computes its "
+           "input; exact.";
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {

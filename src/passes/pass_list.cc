@@ -23,6 +23,7 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     p.push_back(MakeFuseLayerNorm());
     p.push_back(MakeFuseSkipLayerNorm());   // after fuse_layer_norm: also absorbs the LayerNorm it made
     p.push_back(MakeFuseGemm());            // portable mode only; after the fusions whose patterns hold a MatMul
+    p.push_back(MakeFuseScaleShift());      // after the fusions whose patterns hold Mul and Add of constants
     p.push_back(MakeBlockedLayout());
     p.push_back(MakeEliminateDeadNodes());  // last: removes what the rewrites left unread
     return p;

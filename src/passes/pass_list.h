@@ -22,6 +22,7 @@ std::unique_ptr<Pass> MakeFuseAttention();          // fuse_attention.cc, level 
 std::unique_ptr<Pass> MakeFuseLayerNorm();          // fuse_layer_norm.cc, level 2
 std::unique_ptr<Pass> MakeFuseSkipLayerNorm();      // fuse_skip_layer_norm.cc, level 2
 std::unique_ptr<Pass> MakeFuseGemm();               // fuse_gemm.cc, level 2
+std::unique_ptr<Pass> MakeFuseScaleShift();         // fuse_scale_shift.cc, level 2
 std::unique_ptr<Pass> MakeBlockedLayout();          // blocked_layout.cc, level 3
 std::unique_ptr<Pass> MakeEliminateDeadNodes();     // eliminate_dead_nodes.cc, level 1
 

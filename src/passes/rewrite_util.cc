@@ -1,5 +1,6 @@
 #include "passes/rewrite_util.h"
 
+#include <cmath>
 #include <optional>
 
 #include "schemas/schema.h"
@@ -46,6 +47,29 @@ bool BatchNormInferenceMode(const ir::Graph& g, const ir::Node& bn) {
   if (!stats_outputs) return true;
   const auto is_test = IntAttrOr(bn, "is_test", 0);
   return bn.opset() <= 6 && is_test && *is_test != 0;
+}
+
+std::optional<ChannelAffine> BatchNormAffine(const ir::Graph& g, const ir::Node& bn, int64_t channels) {
+  if (bn.num_inputs() != 5) return std::nullopt;
+  if (const ir::Attribute* spatial = bn.attr("spatial");
+      spatial && spatial->type == ir::AttrType::kInt && spatial->i == 0) {
+    return std::nullopt;
+  }
+  const Tensor* p[4];
+  for (size_t i = 0; i < 4; ++i) {
+    p[i] = ConstantTensor(g, bn.input(i + 1));
+    if (!p[i] || p[i]->dtype() != DataType::kFloat || p[i]->size() != channels) return std::nullopt;
+  }
+  const ir::Attribute* eps = bn.attr("epsilon");
+  if (eps && eps->type != ir::AttrType::kFloat) return std::nullopt;
+  const double epsilon = static_cast<double>(static_cast<float>(eps ? eps->f : 1e-5f));
+  ChannelAffine a;
+  for (int64_t c = 0; c < channels; ++c) {
+    const double s = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + epsilon);
+    a.scale.push_back(static_cast<float>(s));
+    a.shift.push_back(static_cast<float>(p[1]->data<float>()[c] - p[2]->data<float>()[c] * s));
+  }
+  return a;
 }
 
 ir::Node* AddFerryNode(ir::Model& model, ir::Graph& graph, const std::string& name, const std::string& op,

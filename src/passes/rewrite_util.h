@@ -49,6 +49,15 @@ std::optional<int64_t> IntAttrOr(const ir::Node& n, const char* name, int64_t de
 // is_test = 1 up to opset 6).
 bool BatchNormInferenceMode(const ir::Graph& g, const ir::Node& bn);
 
+// An inference BatchNormalization as Y = X * scale + shift per channel: scale = gamma / sqrt(var + epsilon) and
+// shift = beta - mean * scale, in double and rounded once (the BN kernels add epsilon as a float: so does this);
+// nullopt unless its four parameters are constant float tensors of `channels` elements, epsilon is a float and
+// the node is not an opset < 9 one with per-element statistics (spatial = 0). Exact up to float re-association.
+struct ChannelAffine {
+  std::vector<float> scale, shift;
+};
+std::optional<ChannelAffine> BatchNormAffine(const ir::Graph& g, const ir::Node& bn, int64_t channels);
+
 // The constant behind a value: an initializer that is not also an input of `graph` (a feed could override it), or
 // the `value` tensor of the Constant node producing it (ir/value_query.h).
 using ir::ConstantTensor;

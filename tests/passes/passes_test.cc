@@ -297,7 +297,8 @@ std::string BranchConcat(int64_t c1, int64_t c2) {
   Net net;
   net.b.Input("x", kF, {1, 16, 9, 9});
   const std::string a = net.Op("Relu", {net.Conv("x", 16, c1, 1)});
-  const std::string b = net.Op("Relu", {net.Conv(net.Conv("x", 16, 8, 1), 8, c2, 3)});
+  // 16 inner channels: whole blocks of 8 and of 16 (oneDNN 2.6 blocks only those).
+  const std::string b = net.Op("Relu", {net.Conv(net.Conv("x", 16, 16, 1), 16, c2, 3)});
   const std::string cat = "cat";
   ModelBuilder::IntAttr(net.b.Node("Concat", {a, b}, {cat}, "Concat_branches"), "axis", 1);
   auto& mp = net.b.Node("MaxPool", {cat}, {"pooled"}, "MaxPool_branch");
@@ -361,6 +362,11 @@ TEST(BlockedLayout, PreActivationBatchNormRunsBlocked) {
     SCOPED_TRACE(c);
     const auto m = Optimized(PreActivationBatchNorm(c), 3);
     EXPECT_TRUE(NodesOf(*m, "BatchNormalization").empty());
+    // BN -> Relu is one blocked ScaleShift (fuse_scale_shift, then blocked_layout): one pass over the tensor.
+    const auto ss = NodesOf(*m, "ScaleShift");
+    ASSERT_EQ(ss.size(), 1u);
+    EXPECT_EQ(ss[0]->GetString("activation", ""), "Relu");
+    EXPECT_EQ(ss[0]->input(0)->type().shape->size(), 5u);
     EXPECT_EQ(NodesOf(*m, "ReorderFromBlocked").size(), 1u);  // only the graph output
     const auto to_blocked = NodesOf(*m, "ReorderToBlocked");  // only the graph input (16 channels: whole blocks)
     ASSERT_LE(to_blocked.size(), 1u);
