@@ -181,6 +181,10 @@ class MatMul : public OpKernel {
     }
     ctx.SetOutput(0, DataType::kFloat, p.shape.y_shape);
     if (p.trivial) return;
+    // A skinny product that always runs Ferry's loop (B fed, or readable row-major: RunSkinny) needs no oneDNN
+    // scratchpad. Constant inputs are released before the first Prepare, so what RowMajor says here holds.
+    int64_t ldb = 0;
+    if (p.skinny_rows > 0 && (!weights_.has_packed() || weights_.RowMajor(&ldb) != nullptr)) return;
     NeedScratchpad(p.mm.scratch, ctx.workspace());
     if (p.fed) NeedScratchpad(p.fed->scratch, ctx.workspace());
   }
