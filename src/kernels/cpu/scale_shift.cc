@@ -3,8 +3,8 @@
 // activation, three memory-bound passes (DenseNet's 58 pre-activation BatchNormalization -> ReLU pairs on
 // nChw16c ran as Mul, Add and Relu: 6.3 ms of a 46 ms run; see docs/performance.md).
 //
-// The broadcast is planned once per shape: X's dims with scale's and shift's strides (0 where they broadcast),
-// size-1 dims dropped and neighbours merged where both walk them contiguously, then viewed as [outer..., R, L].
+// The broadcast is planned once per shape as ref's elementwise kernels plan theirs (X's dims with scale's and
+// shift's strides, 0 where they broadcast; size-1 dims dropped, neighbours merged), then viewed as [outer..., R, L].
 // A task runs panels of R' <= R rows of L elements; along each of R and L scale and shift advance by their own
 // stride, so the common layouts are all one loop: per-channel on NCHW ([C, HW], a scalar per row), on blocked
 // nChw16c / nChw8c ([Cb, HW, b], one register of constants for HW rows) and channels-last ([NHW, C], a row of
@@ -21,9 +21,10 @@
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/ref/scale_shift.h"
 #include "kernels/registry.h"
 #include "schemas/schema.h"
-#include "semantics/broadcast.h"
 
 namespace ferry::cpu {
 namespace {
@@ -43,47 +44,47 @@ struct Panel {
 
 using PanelFn = void (*)(const Panel& p, const simd::UnaryParams& params);
 
-#define FERRY_SCALE_SHIFT_PANELS                                                                           \
-  template <class Op>                                                                                      \
-  void Panels(const Panel& p, const simd::UnaryParams& params) {                                           \
-    const Op act(params);                                                                                  \
-    constexpr int64_t w = V::kWidth;                                                                       \
-    const int64_t full = p.len / w * w;                                                                    \
-    const int tail = static_cast<int>(p.len - full);                                                       \
-    for (int64_t r = 0; r < p.rows; ++r) {                                                                 \
-      const float* x = p.x + r * p.len;                                                                    \
-      float* y = p.y + r * p.len;                                                                          \
-      const float* s = p.scale + r * p.rs;                                                                 \
-      const float* t = p.shift + r * p.rt;                                                                 \
-      const Reg s1 = V::Set1(s[0]), t1 = V::Set1(t[0]);                                                    \
-      for (int64_t i = 0; i < full; i += w) {                                                              \
-        const Reg sv = p.ls ? V::Load(s + i) : s1;                                                         \
-        const Reg tv = p.lt ? V::Load(t + i) : t1;                                                         \
-        V::Store(y + i, act(V::Add(V::Mul(V::Load(x + i), sv), tv)));                                     \
-      }                                                                                                    \
-      if (tail > 0) {                                                                                      \
-        const Reg sv = p.ls ? V::LoadPartial(s + full, tail) : s1;                                         \
-        const Reg tv = p.lt ? V::LoadPartial(t + full, tail) : t1;                                         \
-        V::StorePartial(y + full, act(V::Add(V::Mul(V::LoadPartial(x + full, tail), sv), tv)), tail);      \
-      }                                                                                                    \
-    }                                                                                                      \
-  }                                                                                                        \
-  PanelFn PanelFor(Kind k) {                                                                               \
-    switch (k) {                                                                                           \
-      case Kind::kNone: return &Panels<IdentityOp>;                                                        \
-      case Kind::kRelu: return &Panels<ReluOp>;                                                            \
-      case Kind::kLeakyRelu: return &Panels<LeakyReluOp>;                                                  \
-      case Kind::kClip: return &Panels<ClipOp>;                                                            \
-      case Kind::kSigmoid: return &Panels<SigmoidOp>;                                                      \
-      case Kind::kTanh: return &Panels<TanhOp>;                                                            \
-      case Kind::kHardSigmoid: return &Panels<HardSigmoidOp>;                                              \
-      case Kind::kHardSwish: return &Panels<HardSwishOp>;                                                  \
-      case Kind::kSilu: return &Panels<SiluOp>;                                                            \
-      case Kind::kGelu: return &Panels<GeluErfOp>;                                                         \
-      case Kind::kGeluTanh: return &Panels<GeluTanhOp>;                                                    \
-      case Kind::kMish: return &Panels<MishOp>;                                                            \
-    }                                                                                                      \
-    return nullptr;                                                                                        \
+#define FERRY_SCALE_SHIFT_PANELS                                                                      \
+  template <class Op>                                                                                 \
+  void Panels(const Panel& p, const simd::UnaryParams& params) {                                      \
+    const Op act(params);                                                                             \
+    constexpr int64_t w = V::kWidth;                                                                  \
+    const int64_t full = p.len / w * w;                                                               \
+    const int tail = static_cast<int>(p.len - full);                                                  \
+    for (int64_t r = 0; r < p.rows; ++r) {                                                            \
+      const float* x = p.x + r * p.len;                                                               \
+      float* y = p.y + r * p.len;                                                                     \
+      const float* s = p.scale + r * p.rs;                                                            \
+      const float* t = p.shift + r * p.rt;                                                            \
+      const Reg s1 = V::Set1(s[0]), t1 = V::Set1(t[0]);                                               \
+      for (int64_t i = 0; i < full; i += w) {                                                         \
+        const Reg sv = p.ls ? V::Load(s + i) : s1;                                                    \
+        const Reg tv = p.lt ? V::Load(t + i) : t1;                                                    \
+        V::Store(y + i, act(V::Add(V::Mul(V::Load(x + i), sv), tv)));                                 \
+      }                                                                                               \
+      if (tail > 0) {                                                                                 \
+        const Reg sv = p.ls ? V::LoadPartial(s + full, tail) : s1;                                    \
+        const Reg tv = p.lt ? V::LoadPartial(t + full, tail) : t1;                                    \
+        V::StorePartial(y + full, act(V::Add(V::Mul(V::LoadPartial(x + full, tail), sv), tv)), tail); \
+      }                                                                                               \
+    }                                                                                                 \
+  }                                                                                                   \
+  PanelFn PanelFor(Kind k) {                                                                          \
+    switch (k) {                                                                                      \
+      case Kind::kNone: return &Panels<IdentityOp>;                                                   \
+      case Kind::kRelu: return &Panels<ReluOp>;                                                       \
+      case Kind::kLeakyRelu: return &Panels<LeakyReluOp>;                                             \
+      case Kind::kClip: return &Panels<ClipOp>;                                                       \
+      case Kind::kSigmoid: return &Panels<SigmoidOp>;                                                 \
+      case Kind::kTanh: return &Panels<TanhOp>;                                                       \
+      case Kind::kHardSigmoid: return &Panels<HardSigmoidOp>;                                         \
+      case Kind::kHardSwish: return &Panels<HardSwishOp>;                                             \
+      case Kind::kSilu: return &Panels<SiluOp>;                                                       \
+      case Kind::kGelu: return &Panels<GeluErfOp>;                                                    \
+      case Kind::kGeluTanh: return &Panels<GeluTanhOp>;                                               \
+      case Kind::kMish: return &Panels<MishOp>;                                                       \
+    }                                                                                                 \
+    return nullptr;                                                                                   \
   }
 
 #pragma GCC push_options
@@ -135,37 +136,14 @@ struct ScaleShiftPlan {
   }
 };
 
-// The strides of `p` (broadcast to `x`) over x's dims: 0 where p's dim is 1 or missing.
-std::vector<int64_t> BroadcastStrides(const Shape& p, const Shape& x) {
-  std::vector<int64_t> st(x.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = p.size(); i-- > 0;) {
-    st[x.size() - p.size() + i] = p[i] == 1 ? 0 : stride;
-    stride *= p[i];
-  }
-  return st;
-}
-
+// The broadcast coalesced as ref's elementwise kernels do (ref::BroadcastPlan: size-1 dims dropped, neighbours
+// merged), its last two dims as R and L.
 ScaleShiftPlan PlanScaleShift(const Shape& x, const Shape& scale, const Shape& shift) {
-  const std::vector<int64_t> ss = BroadcastStrides(scale, x), ts = BroadcastStrides(shift, x);
-  std::vector<int64_t> dims, ds, dt;  // coalesced
-  for (size_t d = 0; d < x.size(); ++d) {
-    if (x[d] == 1) continue;
-    if (!dims.empty() && ds.back() == ss[d] * x[d] && dt.back() == ts[d] * x[d]) {
-      dims.back() *= x[d];
-      ds.back() = ss[d];
-      dt.back() = ts[d];
-      continue;
-    }
-    dims.push_back(x[d]);
-    ds.push_back(ss[d]);
-    dt.push_back(ts[d]);
-  }
+  const ref::BroadcastPlan<3> b({&x, &scale, &shift}, x);
+  std::vector<int64_t> dims = b.dims(), ds = b.strides(1), dt = b.strides(2);  // at least one dim
   ScaleShiftPlan p;
-  if (!dims.empty()) {
-    p.len = dims.back(), p.ls = ds.back(), p.lt = dt.back();
-    dims.pop_back(), ds.pop_back(), dt.pop_back();
-  }
+  p.len = dims.back(), p.ls = ds.back(), p.lt = dt.back();
+  dims.pop_back(), ds.pop_back(), dt.pop_back();
   if (!dims.empty()) {
     p.rows = dims.back(), p.rs = ds.back(), p.rt = dt.back();
     dims.pop_back(), ds.pop_back(), dt.pop_back();
@@ -189,26 +167,12 @@ class ScaleShift final : public OpKernel {
     if (variant == Variant::kAvx2) panel_ = avx2::PanelFor(act_.kind);
   }
 
-  // Every input float32; scale and shift broadcast to X's shape, which Y gets (in X's buffer when the executor
-  // lets it: each element is read before it is written).
+  // ref's checks (every input float32, scale and shift broadcasting to X); Y has X's shape, in X's buffer when the
+  // executor lets it (each element is read before it is written).
   void Prepare(PrepareContext& ctx) const override {
-    const char* const names[] = {"X", "scale", "shift"};
-    for (int i = 0; i < 3; ++i) {
-      if (ctx.tensor_input(i).dtype != DataType::kFloat) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
-                                   ") is not float32");
-      }
-    }
-    const Shape& x = ctx.input(0).shape;
-    for (int i = 1; i < 3; ++i) {
-      if (!semantics::BroadcastsTo(ctx.input(i).shape, x)) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
-                                   ") does not broadcast to X's shape " + ShapeToString(x));
-      }
-    }
-    ctx.EmplaceState(PlanScaleShift(x, ctx.input(1).shape, ctx.input(2).shape));
+    ref::PrepareScaleShiftOutput(ctx);
     ctx.output(0).in_place_of = 0;
-    ctx.SetOutput(0, DataType::kFloat, x);
+    ctx.EmplaceState(PlanScaleShift(ctx.input(0).shape, ctx.input(1).shape, ctx.input(2).shape));
   }
 
   void Compute(KernelContext& ctx) const override {

@@ -137,6 +137,9 @@ class BroadcastPlan {
   int64_t rows() const { return rows_; }
   int64_t inner() const { return inner_; }
   int64_t inner_stride(size_t k) const { return strides_[k].back(); }
+  // The coalesced dims, outermost first (at least one), and input k's stride along each (0 where it broadcasts).
+  const std::vector<int64_t>& dims() const { return dims_; }
+  const std::vector<int64_t>& strides(size_t k) const { return strides_[k]; }
 
   // Offsets of every input at the first element of row `row`.
   void RowOffsets(int64_t row, std::array<int64_t, K>& offsets) const {

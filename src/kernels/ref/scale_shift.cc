@@ -7,36 +7,37 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/elementwise.h"
 #include "kernels/ref/fused_activation.h"
+#include "kernels/ref/scale_shift.h"
 #include "kernels/registry.h"
 #include "semantics/broadcast.h"
 
 namespace ferry::ref {
-namespace {
 
-using semantics::BroadcastsTo;
+void PrepareScaleShiftOutput(PrepareContext& ctx) {
+  const char* const names[] = {"X", "scale", "shift"};
+  for (int i = 0; i < 3; ++i) {
+    if (ctx.tensor_input(i).dtype != DataType::kFloat) {
+      throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
+                                 ") is not float32");
+    }
+  }
+  const Shape& x = ctx.input(0).shape;
+  for (int i = 1; i < 3; ++i) {
+    if (!semantics::BroadcastsTo(ctx.input(i).shape, x)) {
+      throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
+                                 ") does not broadcast to X's shape " + ShapeToString(x));
+    }
+  }
+  ctx.SetOutput(0, DataType::kFloat, x);
+}
+
+namespace {
 
 class ScaleShift : public OpKernel {
  public:
   explicit ScaleShift(const ir::Node& node) : act_(FusedActivation::FromNode(node)) {}
 
-  // Every input float32; scale and shift broadcast to X's shape, which Y gets.
-  void Prepare(PrepareContext& ctx) const override {
-    const char* const names[] = {"X", "scale", "shift"};
-    for (int i = 0; i < 3; ++i) {
-      if (ctx.tensor_input(i).dtype != DataType::kFloat) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
-                                   ") is not float32");
-      }
-    }
-    const Shape& x = ctx.input(0).shape;
-    for (int i = 1; i < 3; ++i) {
-      if (!BroadcastsTo(ctx.input(i).shape, x)) {
-        throw InvalidArgumentError(ctx.Describe() + ": input " + names[i] + " (" + ctx.InputString(i) +
-                                   ") does not broadcast to X's shape " + ShapeToString(x));
-      }
-    }
-    ctx.SetOutput(0, DataType::kFloat, x);
-  }
+  void Prepare(PrepareContext& ctx) const override { PrepareScaleShiftOutput(ctx); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);

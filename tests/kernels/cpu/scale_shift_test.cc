@@ -34,18 +34,18 @@ struct Layout {
 TEST(CpuScaleShift, MatchesRefOnEveryLayoutAndActivation) {
   std::mt19937 rng(71);
   const Layout layouts[] = {
-      {{2, 5, 7, 3}, {5, 1, 1}, {5, 1, 1}},                 // per channel, NCHW (a scalar per row of 21)
+      {{2, 5, 7, 3}, {5, 1, 1}, {5, 1, 1}},                    // per channel, NCHW (a scalar per row of 21)
       {{1, 3, 4, 4, 16}, {1, 3, 1, 1, 16}, {1, 3, 1, 1, 16}},  // nChw16c
       {{2, 3, 5, 5, 8}, {1, 3, 1, 1, 8}, {1, 3, 1, 1, 8}},     // nChw8c
-      {{2, 6, 6, 5}, {5}, {5}},                             // channels-last, a tail in every row
-      {{37}, {}, {1}},                                      // scalars
-      {{3, 33}, {3, 33}, {3, 33}},                          // full tensors
-      {{4, 3, 9}, {3, 1}, {9}},                             // scale per row, shift per column
-      {{1, 64, 56, 56}, {64, 1, 1}, {64, 1, 1}},            // past the threading grain
-      {{0, 3, 4}, {3, 1}, {3, 1}},                          // empty
+      {{2, 6, 6, 5}, {5}, {5}},                                // channels-last, a tail in every row
+      {{37}, {}, {1}},                                         // scalars
+      {{3, 33}, {3, 33}, {3, 33}},                             // full tensors
+      {{4, 3, 9}, {3, 1}, {9}},                                // scale per row, shift per column
+      {{1, 64, 56, 56}, {64, 1, 1}, {64, 1, 1}},               // past the threading grain
+      {{0, 3, 4}, {3, 1}, {3, 1}},                             // empty
   };
-  const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Silu",
-                        "Gelu", "GeluTanh", "Mish"};
+  const char* acts[] = {"",          "Relu", "LeakyRelu", "Clip",     "Sigmoid", "Tanh", "HardSigmoid",
+                        "HardSwish", "Silu", "Gelu",      "GeluTanh", "Mish"};
   int i = 0;
   for (const Layout& l : layouts) {
     for (const char* act : acts) {
