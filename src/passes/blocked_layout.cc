@@ -15,10 +15,10 @@
 //     counts): [N, C1/b, H, W, b] ++ [N, C2/b, H, W, b] is the blocked [N, (C1+C2)/b, H, W, b] (Inception's,
 //     DenseNet's and SqueezeNet's branch merges)
 //   BatchNormalization in inference mode on a blocked input, with constant per-channel parameters =>
-//     ai.ferry::ScaleShift by S = scale / sqrt(var + epsilon) and T = bias - mean * S (Mul by S and Add of T
-//     where the backend has no ScaleShift), as constants of the blocked shape [1, C/b, 1, 1, b] ([C]
-//     channels-last) with 0 in the padding lanes (DenseNet's pre-activation BN -> ReLU -> conv, which
-//     fold_batch_norm has no conv to fold into; within float re-association, as that pass)
+//     ai.ferry::ScaleShift by S = scale / sqrt(var + epsilon) and T = bias - mean * S, as constants of the
+//     blocked shape [1, C/b, 1, 1, b] ([C] channels-last) with 0 in the padding lanes (DenseNet's pre-activation
+//     BN -> ReLU -> conv, which fold_batch_norm has no conv to fold into; within float re-association, as that
+//     pass)
 //   ai.ferry::ScaleShift (fuse_scale_shift) on a blocked input, with constant per-channel (or one-element) scale
 //     and shift => the same by blocked constants of that shape
 // Identity: each rewritten op computes, element for element, what the original computes (blocked addressing of
@@ -345,41 +345,20 @@ class Rewriter {
     if (ScaleShiftBlocked(n, *scale, *shift, n->attributes(), *layout)) RemoveUnreadInitializers(g_, params);
   }
 
-  // An inference BatchNormalization on a blocked X: ScaleShift by its blocked per-channel affine (Mul and Add of
-  // those constants where the backend has no ScaleShift).
+  // An inference BatchNormalization on a blocked X: ScaleShift by its blocked per-channel affine (a backend without
+  // ScaleShift keeps the BN plain).
   void BatchNorm(ir::Node* n) {
     ir::Value* x = n->input(0);
     if (n->num_inputs() != 5 || !IsBlocked(x) || !BatchNormInferenceMode(g_, *n)) return;
     const auto ydims = BlockableDims(n->output(0));
     const auto layout = Block(*n);
     if (!ydims || !layout || block_.at(x) != *layout) return;
-    const int block = *layout;
     const auto affine = BatchNormAffine(g_, *n, (*ydims)[1].value);
     if (!affine) return;
     const std::vector<ir::Value*> params(n->inputs().begin() + 1, n->inputs().end());
-    if (ScaleShiftBlocked(n, affine->scale, affine->shift, {}, block)) {
+    if (ScaleShiftBlocked(n, affine->scale, affine->shift, {}, *layout)) {
       RemoveUnreadInitializers(g_, params);  // the BN's, unless another node reads them
-      return;
     }
-    const std::string name = n->name();
-    ir::Value* s = BlockedConstant(name + "_scale_blocked", affine->scale, block);
-    ir::Value* t = BlockedConstant(name + "_shift_blocked", affine->shift, block);
-    const Backend* home = ctx_.BackendFor(*n);
-    ir::Value* mid = nullptr;
-    ir::Node* mul = nullptr;
-    if (WouldRunOn(g_, ctx_, home, "", "Mul", n->opset(), {twins_.at(x), s}, {})) {
-      mid = ir::Builder(g_).AddValue(UniqueValueName(g_, name + "_scaled_blocked"), BlockedType(*ydims, block));
-      mul = g_.AddNode(UniqueNodeName(g_, name + "_scale"), "Mul", "", {twins_.at(x), s}, {mid}, {});
-      mul->set_opset(n->opset());
-      if (Replace(n, "", "Add", {mid, t}, {}, block)) {
-        RemoveUnreadInitializers(g_, params);
-        return;
-      }
-    }
-    if (mul) g_.RemoveNode(mul);
-    if (mid) g_.RemoveValue(mid);
-    g_.RemoveInitializer(s);
-    g_.RemoveInitializer(t);
   }
 
   // Replaces `n` (X its input 0, blocked) by ai.ferry::ScaleShift(X blocked, scale, shift) with `attrs`, the
