@@ -11,8 +11,9 @@
 // and shortens chains: Reshape(R(x), s) => Reshape(x, s) for R a Reshape, Flatten, Squeeze or Unsqueeze read
 // only by that Reshape, when the constant shape s has no 0 entry (or allowzero=1).
 // Identities: Identity(x) = x; Dropout(x) = x in inference; Cast(x, to=dtype(x)) = x; a reshape to the input's
-// own shape is x; Pad(x, 0...) = x; a Reshape's result depends on its input's elements in row-major order and its element count
-// only, which a reshaping R does not change (a 0 entry in s would copy a dim of R's output: excluded). Exact.
+// own shape is x; Pad(x, 0...) = x; a Reshape's result depends on its input's elements in row-major order and its
+// element count only, which a reshaping R does not change (a 0 entry in s would copy a dim of R's output:
+// excluded). Exact.
 // When the removed node's output is a graph output, the input's producer is rebuilt to write that name; when the
 // input is graph-visible itself (a graph input or output, an initializer), the node stays: it joins two names.
 // Readers inside subgraphs (outer-scope captures) are redirected too.

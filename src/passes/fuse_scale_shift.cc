@@ -33,7 +33,8 @@ const std::string kFerry(schemas::kFerryDomain);
 bool BroadcastsInto(const ir::Graph& g, const ir::Value* p, const ir::Value* x) {
   const Tensor* t = ConstantTensor(g, p);
   const auto xd = KnownDims(x);
-  if (!t || t->dtype() != DataType::kFloat || !xd || static_cast<size_t>(t->rank()) > xd->size() || !IsFloatTensor(x)) return false;
+  if (!t || t->dtype() != DataType::kFloat || !xd || static_cast<size_t>(t->rank()) > xd->size() || !IsFloatTensor(x))
+    return false;
   const Shape& s = t->shape();
   for (size_t d = 0; d < s.size(); ++d) {
     const ir::Dim& xdim = (*xd)[xd->size() - s.size() + d];
@@ -49,8 +50,8 @@ bool RewriteMulAdd(const Match& m, ir::Model& model, const PassContext& ctx) {
   ir::Value* t = m.value("t");
   if (!BroadcastsInto(g, s, x) || !BroadcastsInto(g, t, x)) return false;
   ir::Node* add = m.root();
-  return ReplaceWithFused(model, g, ctx, "ScaleShift", m.node("mul"), {add}, {x, s, t}, add->output(0), {},
-                          false) != nullptr;
+  return ReplaceWithFused(model, g, ctx, "ScaleShift", m.node("mul"), {add}, {x, s, t}, add->output(0), {}, false) !=
+         nullptr;
 }
 
 // A per-channel constant of X's rank: [C, 1, ...] (rank - 1 dims; [C] for a rank-2 X).
@@ -68,8 +69,7 @@ bool RewriteBatchNorm(const Match& m, ir::Model& model, const PassContext& ctx) 
   const auto act = ActivationOf(g, m);
   ir::Value* x = bn->input(0);
   const auto xd = KnownDims(x);
-  if (!act || !xd || xd->size() < 2 || !(*xd)[1].is_static() || !IsFloatTensor(x) ||
-      !BatchNormInferenceMode(g, *bn)) {
+  if (!act || !xd || xd->size() < 2 || !(*xd)[1].is_static() || !IsFloatTensor(x) || !BatchNormInferenceMode(g, *bn)) {
     return false;
   }
   const auto affine = BatchNormAffine(g, *bn, (*xd)[1].value);

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "ir/value_query.h"
-#include "passes/pass_list.h"
 #include "pass_test_util.h"
+#include "passes/pass_list.h"
 
 namespace ferry {
 namespace {
@@ -14,8 +14,8 @@ namespace {
 using pass_test::kF;
 using pass_test::Net;
 using pass_test::NodesOf;
-using pass_test::Optimized;
 using pass_test::OpList;
+using pass_test::Optimized;
 
 struct Form {
   std::vector<int64_t> s_dims{3, 1, 1};  // per channel of x [2, 3, 5, 4]
@@ -83,7 +83,7 @@ TEST(FuseScaleShift, LeavesOtherFormsAlone) {
   const Form kept[] = {
       {.s_dims = {4, 1, 1, 1, 1}},  // S would grow X (a higher rank)
       {.t_dims = {2, 2, 3, 5, 4}},  // so would T
-      {.mul_read_twice = true},   // the product is read elsewhere
+      {.mul_read_twice = true},     // the product is read elsewhere
   };
   for (const Form& f : kept) {
     EXPECT_TRUE(NodesOf(*Optimized(MulAdd(f), 2), "ScaleShift").empty()) << OpList(*pass_test::Import(MulAdd(f)));
@@ -124,7 +124,7 @@ TEST(FuseScaleShift, BatchNormBeforeAnActivation) {
     const auto s = ir::KnownDims(n.input(1));
     ASSERT_TRUE(s);
     EXPECT_EQ(s->size(), static_cast<size_t>(rank - 1));  // [C, 1, ...]: per channel of X
-    EXPECT_EQ(m->graph->initializers().size(), 2u);  // the BN's four parameters are gone
+    EXPECT_EQ(m->graph->initializers().size(), 2u);       // the BN's four parameters are gone
     pass_test::ExpectSameOutputs(BatchNorm("Relu", rank), 2, {"cpu", "ref"}, 1e-5, 1e-5);
     pass_test::ExpectSameOutputs(BatchNorm("Relu", rank), 2, {"ref"}, 1e-5, 1e-5);
   }
@@ -141,8 +141,8 @@ TEST(EliminateIdentity, PadByZerosIsRemoved) {
   for (bool zeros : {true, false}) {
     Net net;
     net.b.Input("x", kF, {1, 2, 4, 4});
-    net.b.Int64Initializer("pads", {8}, zeros ? std::vector<int64_t>(8, 0)
-                                              : std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1});
+    net.b.Int64Initializer("pads", {8},
+                           zeros ? std::vector<int64_t>(8, 0) : std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1});
     const std::string p = net.Op("Pad", {"x", "pads"});
     auto& pool = net.b.Node("AveragePool", {p}, {"y"}, "pool");
     pass_test::IntsAttr(pool, "kernel_shape", {2, 2});
