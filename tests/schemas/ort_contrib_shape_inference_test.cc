@@ -3,19 +3,21 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include <cctype>
 #include <string>
 #include <vector>
 
 #include "ferry/error.h"
-#include "ir/onnx_import.h"
-#include "runtime/type_inference.h"
+#include "shape_inference_test_util.h"
 #include "testing/model_builder.h"
 
 namespace ferry {
 namespace {
 
 using ferry::testing::ModelBuilder;
+using shape_inference_test::InputDims;
+using shape_inference_test::Infer;
+using shape_inference_test::Ints;
+using shape_inference_test::TypeOf;
 
 constexpr int32_t kF = onnx::TensorProto::FLOAT;
 constexpr int32_t kI32 = onnx::TensorProto::INT32;
@@ -39,43 +41,11 @@ onnx::NodeProto& Ms(ModelBuilder& b, const std::string& op, std::initializer_lis
   return n;
 }
 
-void InputDims(ModelBuilder& b, const std::string& name, int32_t elem, std::vector<std::string> dims) {
-  auto* vi = b.graph().add_input();
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (const auto& d : dims) {
-    auto* dp = shape->add_dim();
-    if (std::isdigit(static_cast<unsigned char>(d[0])) != 0) dp->set_dim_value(std::stoll(d));
-    else if (d != "?") dp->set_dim_param(d);
-  }
-}
-
-void Ints(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
 void Int32Init(ModelBuilder& b, const std::string& name, std::vector<int32_t> values) {
   auto* t = b.graph().add_initializer();
   t->set_name(name);
   t->set_data_type(kI32);
   for (int32_t v : values) t->add_int32_data(v);
-}
-
-std::unique_ptr<ir::Model> Infer(ModelBuilder& b) {
-  const std::string bytes = b.Bytes();
-  auto model = ir::ImportModelFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "", "ort.onnx");
-  runtime::InferTypes(*model);
-  return model;
-}
-
-std::string TypeOf(const ir::Model& m, const std::string& value) {
-  const ir::Value* v = m.graph->FindValue(value);
-  return v ? v->type().ToString() : "<no value " + value + ">";
 }
 
 TEST(OrtContribShapeInference, MatMulFamily) {

@@ -6,7 +6,6 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -20,23 +19,21 @@
 #include "ir/inline_functions.h"
 #include "ir/onnx_import.h"
 #include "runtime/type_inference.h"
+#include "shape_inference_test_util.h"
 #include "testing/model_builder.h"
 
 namespace ferry {
 namespace {
 
 using ferry::testing::ModelBuilder;
+using shape_inference_test::InputDims;
+using shape_inference_test::Infer;
+using shape_inference_test::Ints;
+using shape_inference_test::TypeOf;
 namespace fs = std::filesystem;
 
 constexpr int32_t kF = onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = onnx::TensorProto::INT64;
-
-void Ints(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
 
 void Str(onnx::NodeProto& n, const std::string& name, const std::string& v) {
   auto* a = n.add_attribute();
@@ -62,32 +59,6 @@ void FloatInit(ModelBuilder& b, const std::string& name, std::vector<int64_t> di
   t->set_data_type(kF);
   for (int64_t d : dims) t->add_dims(d);
   for (float v : values) t->add_float_data(v);
-}
-
-// An input whose dims are given as strings: a number or a symbol.
-void InputDims(ModelBuilder& b, const std::string& name, int32_t elem, std::vector<std::string> dims) {
-  auto* vi = b.graph().add_input();
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (const auto& d : dims) {
-    auto* dp = shape->add_dim();
-    if (!d.empty() && (std::isdigit(static_cast<unsigned char>(d[0])) != 0)) dp->set_dim_value(std::stoll(d));
-    else if (d != "?") dp->set_dim_param(d);
-  }
-}
-
-std::unique_ptr<ir::Model> Infer(ModelBuilder& b, const std::string& name = "test.onnx") {
-  std::string bytes = b.Bytes();
-  auto model = ir::ImportModelFromBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "", name);
-  runtime::InferTypes(*model);
-  return model;
-}
-
-std::string TypeOf(const ir::Model& m, const std::string& value) {
-  const ir::Value* v = m.graph->FindValue(value);
-  return v ? v->type().ToString() : "<no value " + value + ">";
 }
 
 TEST(ShapeInference, ConvPoolChainKeepsTheBatchSymbol) {
