@@ -33,8 +33,8 @@ const std::string kFerry(schemas::kFerryDomain);
 bool BroadcastsInto(const ir::Graph& g, const ir::Value* p, const ir::Value* x) {
   const Tensor* t = ConstantTensor(g, p);
   const auto xd = KnownDims(x);
-  if (!t || t->dtype() != DataType::kFloat || !xd || static_cast<size_t>(t->rank()) > xd->size() || !IsFloatTensor(x))
-    return false;
+  if (!t || t->dtype() != DataType::kFloat || !xd || !IsFloatTensor(x)) return false;
+  if (static_cast<size_t>(t->rank()) > xd->size()) return false;
   const Shape& s = t->shape();
   for (size_t d = 0; d < s.size(); ++d) {
     const ir::Dim& xdim = (*xd)[xd->size() - s.size() + d];
