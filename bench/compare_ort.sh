@@ -8,8 +8,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 ./scripts/setup.sh
 ./scripts/build.sh
-(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip \
-  npm ci --no-audit --no-fund --loglevel=error)
+./scripts/install_ort.sh
 /usr/bin/python3 bench/gen_bench_models.py build/bench-models
 echo "# $(date -u +%Y-%m-%d) on $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $(nproc) CPUs"
 /usr/bin/python3 bench/compare_ort.py --ferry build/bin/ferry --models build/bench-models "$@"

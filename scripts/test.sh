@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# ONNX Runtime (npm onnxruntime-node): the oracle of the tests that compare with it; they skip without it.
+./scripts/install_ort.sh --soft
 # The Python package is required here (its tests are part of the suite), except under the sanitizers: an
 # ASan-instrumented extension module needs libasan preloaded into python3.
 export CMAKE_ARGS="${CMAKE_ARGS:-} -DFERRY_PYTHON=ON"

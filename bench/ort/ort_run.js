@@ -6,6 +6,8 @@
 // --lockstep, as `ferry run --lockstep`: prints "ready" after session creation, then runs once per line read on
 // stdin and prints that run's latency (ms) on a line, until end of input; then the JSON object (--repeat ignored).
 // --profile PREFIX: ORT's own profiler (enableProfiling); the JSON object names the trace file as "profile_file".
+// --write-optimized FILE: ORT writes the graph it optimized (at --graph-optimization) to FILE
+// (optimizedModelFilePath), as `optimized_model_filepath` does in ORT's Python API.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -64,7 +66,7 @@ async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
   const feeds = {};
-  let threads = 1, repeat = 10, saveDir = '', lockstep = false, profilePrefix = '', graphOpt = 'all';
+  let threads = 1, repeat = 10, saveDir = '', lockstep = false, profilePrefix = '', graphOpt = 'all', writeOpt = '';
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') {
       const [name, file] = args[++i].split('=');
@@ -80,6 +82,8 @@ async function main() {
       if (!['disabled', 'basic', 'extended', 'all'].includes(graphOpt)) {
         throw new Error(`--graph-optimization: expected disabled, basic, extended or all, got '${graphOpt}'`);
       }
+    } else if (args[i] === '--write-optimized') {
+      writeOpt = args[++i];
     } else if (args[i] === '--lockstep') {
       lockstep = true;
     } else if (args[i] === '--save-dir') {
@@ -92,7 +96,8 @@ async function main() {
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
     graphOptimizationLevel: graphOpt, executionMode: 'sequential',
-    ...(profilePrefix ? {enableProfiling: true, profileFilePrefix: profilePrefix} : {})});
+    ...(profilePrefix ? {enableProfiling: true, profileFilePrefix: profilePrefix} : {}),
+    ...(writeOpt ? {optimizedModelFilePath: writeOpt} : {})});
   const sessionMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const latencies = [];
   let out;
