@@ -4,21 +4,67 @@
 // alpha = 0 or K = 0 leave beta · C (as ref does, without reading A and B). A constant B is reordered once, at
 // creation, into the layout oneDNN prefers for the statically known M. Prepare checks the shapes and builds the
 // primitive of each input signature (its prepared state), with the scratchpad it records in the workspace.
+//
+// The same kernel runs ONNX Runtime's com.microsoft::FusedGemm, Y = act(alpha · op(A) · op(B) + beta · C), with
+// ONNX Runtime's activation functors (semantics/ort_gemm_activation.h) as eltwise post-ops after the bias or sum:
+//   Relu relu(0)  LeakyRelu relu(alpha)  Elu elu(alpha)  Selu (alpha >= 0) elu(alpha) scaled by gamma
+//   HardSigmoid linear(alpha, beta), clip_v2(0, 1)  Sigmoid logistic  Tanh tanh  Softplus soft_relu (log(1 + e^x))
+//   ScaledTanh linear(beta, 0), tanh scaled by alpha  ParametricSoftplus linear(beta, 0), soft_relu scaled by alpha
+// (the eltwise's own scale, not a second linear: oneDNN 2.6 ran two linear post-ops with the first one's alpha)
+// Softsign, ThresholdedRelu and Selu with alpha < 0 (oneDNN has no such eltwise) run the scalar formula over Y
+// after the product, as does every activation where no primitive runs (K = 0 or alpha = 0: Y = act(beta · C)).
+// The NaN caveat of fused_activation.h holds for Relu and HardSigmoid (oneDNN's maps NaN to 0).
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/parallel.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/matmul_util.h"
 #include "kernels/kernel_def.h"
 #include "kernels/registry.h"
 #include "semantics/gemm.h"
+#include "semantics/ort_gemm_activation.h"
 
 namespace ferry::cpu {
 namespace {
 
 // How C enters the product.
 enum class CMode { kNone, kBias, kSum };
+
+// Appends FusedGemm's activation as eltwise post-ops (the table at the top); false when oneDNN has none for it.
+bool AppendActivation(const semantics::OrtGemmActivation& act, dnnl::post_ops& ops) {
+  using K = semantics::OrtGemmActivationKind;
+  using alg = dnnl::algorithm;
+  switch (act.kind) {
+    case K::kNone: return true;
+    case K::kRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f); return true;
+    case K::kLeakyRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, act.alpha, 0.0f); return true;
+    case K::kElu: ops.append_eltwise(1.0f, alg::eltwise_elu, act.alpha, 0.0f); return true;
+    case K::kSelu:
+      if (!(act.alpha >= 0)) return false;
+      ops.append_eltwise(act.gamma, alg::eltwise_elu, act.alpha, 0.0f);
+      return true;
+    case K::kHardSigmoid:
+      ops.append_eltwise(1.0f, alg::eltwise_linear, act.alpha, act.beta);
+      ops.append_eltwise(1.0f, alg::eltwise_clip_v2, 0.0f, 1.0f);
+      return true;
+    case K::kSigmoid: ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f); return true;
+    case K::kTanh: ops.append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f); return true;
+    case K::kSoftplus: ops.append_eltwise(1.0f, alg::eltwise_soft_relu, 0.0f, 0.0f); return true;
+    case K::kScaledTanh:
+      ops.append_eltwise(1.0f, alg::eltwise_linear, act.beta, 0.0f);
+      ops.append_eltwise(act.alpha, alg::eltwise_tanh, 0.0f, 0.0f);
+      return true;
+    case K::kParametricSoftplus:
+      ops.append_eltwise(1.0f, alg::eltwise_linear, act.beta, 0.0f);
+      ops.append_eltwise(act.alpha, alg::eltwise_soft_relu, 0.0f, 0.0f);
+      return true;
+    case K::kSoftsign:
+    case K::kThresholdedRelu: return false;
+  }
+  return false;
+}
 
 // A [rows × cols] matrix stored row-major, or (transposed) as its [cols × rows] transpose.
 dnnl::memory::desc MatrixDesc(int64_t rows, int64_t cols, bool transposed) {
@@ -45,11 +91,15 @@ struct GemmPlan {
 
 class Gemm : public OpKernel {
  public:
-  explicit Gemm(const ir::Node& node)
+  // fused: com.microsoft::FusedGemm (its activation), else Gemm.
+  Gemm(const ir::Node& node, bool fused)
       : trans_a_(node.GetInt("transA", 0) != 0),
         trans_b_(node.GetInt("transB", 0) != 0),
         alpha_(node.GetFloat("alpha", 1.0f)),
-        beta_(node.GetFloat("beta", 1.0f)) {
+        beta_(node.GetFloat("beta", 1.0f)),
+        act_(fused ? semantics::OrtGemmActivationFromNode(node) : semantics::OrtGemmActivation{}) {
+    dnnl::post_ops probe;
+    act_in_primitive_ = AppendActivation(act_, probe);
     const ir::Value* bv = node.input(1);
     if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
     const Tensor& b = *bv->initializer();
@@ -146,8 +196,9 @@ class Gemm : public OpKernel {
         for (int64_t j = 0; j < n; ++j) yp[i * n + j] = scale * cp[i * p.c_row + j * p.c_col];
       }
     };
-    if (p.only_c) {  // Y = beta · C (or 0), A and B unread
+    if (p.only_c) {  // Y = act(beta · C) (or act(0)), A and B unread
       if (p.use_c) fill_c(beta_);
+      ApplyActivation(yp, y.size(), ctx.threads());
       return;
     }
     // A B fed at run time in place of the packed initializer runs on the plain primitive.
@@ -162,22 +213,33 @@ class Gemm : public OpKernel {
     if (p.mode == CMode::kBias) args.emplace(DNNL_ARG_BIAS, Wrap(*c, p.bias_md));
     AddScratchpad(args, mm.scratch);
     Execute(mm.prim, args, ctx.threads(), p.what);
+    if (!act_in_primitive_) ApplyActivation(yp, y.size(), ctx.threads());
   }
 
  private:
   dnnl::primitive_attr Attr(CMode mode) const {
     dnnl::primitive_attr attr;
     if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
-    if (mode == CMode::kSum) {
-      dnnl::post_ops po;
-      po.append_sum(beta_);
-      attr.set_post_ops(po);
-    }
+    dnnl::post_ops po;
+    if (mode == CMode::kSum) po.append_sum(beta_);
+    if (act_in_primitive_) AppendActivation(act_, po);
+    if (po.len() > 0) attr.set_post_ops(po);
     return attr;
+  }
+
+  // y[i] = act(y[i]) with the scalar formulas (nothing without an activation).
+  void ApplyActivation(float* y, int64_t n, int threads) const {
+    if (act_.kind == semantics::OrtGemmActivationKind::kNone) return;
+    const semantics::OrtGemmActivation& act = act_;
+    ParallelFor(n < (1 << 16) ? 1 : threads, n, 1 << 14, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = semantics::ApplyOrtGemmActivation(act, y[i]);
+    });
   }
 
   bool trans_a_, trans_b_;
   float alpha_, beta_;
+  semantics::OrtGemmActivation act_;
+  bool act_in_primitive_ = true;  // the activation is the primitive's post-ops (else ApplyActivation after it)
   MatMulWeights weights_;
 };
 
@@ -189,8 +251,28 @@ void RegisterGemmKernels(KernelRegistry& r) {
   r.Add({.op = "Gemm",
          .since = 1,
          .types = {{"T", {DataType::kFloat}}},
-         .create = MakeKernel<Gemm>,
+         .create = [](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+           return std::make_unique<Gemm>(node, false);
+         },
          .name = "cpu.f32_gemm__onednn.1",
+         .library = "oneDNN"});
+}
+
+// com.microsoft::FusedGemm (ONNX Runtime's Gemm + activation fusion), float32 as ONNX Runtime's CPU kernel.
+void RegisterOrtFusedGemmKernels(KernelRegistry& r) {
+  r.Add({.op = "FusedGemm",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = [](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+           return std::make_unique<Gemm>(node, true);
+         },
+         .predicate = [](const ir::Node& node) -> std::string {
+           semantics::OrtGemmActivation act;
+           return semantics::ParseOrtGemmActivation(node, &act);
+         },
+         .name = "cpu.f32_ms_fused_gemm__onednn.1",
+         .constraints = "float32; activation one of ONNX Runtime's Gemm functors",
          .library = "oneDNN"});
 }
 

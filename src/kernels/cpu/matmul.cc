@@ -9,6 +9,13 @@
 // primitive's bias, described as [1, ..., 1, N] over Y's rank, and the activation its eltwise post-ops
 // (fused_activation.h); with K = 0 (no product) Y is act(C) computed here.
 //
+// The same kernel runs ONNX Runtime's com.microsoft FusedMatMul and TransposeMatMul, Y = alpha · MatMul(op(A),
+// op(B)) (ref/ort_fused_matmul.cc has the definition): transA / transB are strided descs of the operand as stored
+// (oneDNN's gemm reads them in place, as Gemm's transposes), alpha the primitive's output scale; transBatchA /
+// transBatchB (dim 0 moved past the batch dims) copy the operand into that order first, a blocked transpose of
+// whole rows. With neither it is MatMul's code path, the constant B packed as for MatMul (transposed: read as Gemm
+// reads a transposed B), the skinny loop only without transposes and with alpha = 1.
+//
 // Skinny products: the AVX2 variant runs a product of at most kMaxSkinnyRows rows against a B shared by the batch
 // as skinny_gemm.h's own loop, reading B in place (its packed copy when row-major, as on AVX2, else B itself while
 // it is held), then the activation per element; oneDNN's gemm otherwise.
@@ -17,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/matmul_util.h"
@@ -76,15 +84,63 @@ dnnl::memory::desc Dense(const std::vector<int64_t>& dims) {
   return PlainDesc(Shape(dims.begin(), dims.end()), DataType::kFloat);
 }
 
-// What the node adds to the product: nothing (MatMul), or FusedMatMul's bias C and activation.
+// dims [..., r, c] of a tensor stored densely as [..., r, c], or (transposed) as [..., c, r].
+dnnl::memory::desc Strided(const std::vector<int64_t>& dims, bool transposed) {
+  if (!transposed || dims.size() < 2) return Dense(dims);
+  const size_t n = dims.size();
+  dnnl::memory::dims strides(n);
+  std::vector<int64_t> stored = dims;
+  std::swap(stored[n - 1], stored[n - 2]);
+  int64_t st = 1;
+  for (size_t i = n; i-- > 0;) {
+    strides[i] = st;
+    st *= std::max<int64_t>(stored[i], 1);
+  }
+  std::swap(strides[n - 1], strides[n - 2]);
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32, strides);
+}
+
+// transBatch's order of a stored shape: [d0, d1, ..., dk, r, c] -> [d1, ..., dk, r, d0, c].
+Shape BatchTransposed(Shape s) {
+  if (s.size() > 2) std::rotate(s.begin(), s.begin() + 1, s.end() - 1);
+  return s;
+}
+
+// transBatch's copy: x stored as [d0, mid, c] (mid the product of the dims between) into y as [mid, d0, c].
+void CopyBatchTransposed(const float* x, const Shape& stored, float* y, int threads) {
+  const int64_t d0 = stored[0], c = stored.back();
+  const int64_t mid = ShapeElementCount(stored) / std::max<int64_t>(1, d0 * c);
+  ParallelFor(threads, mid, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, d0 * c)), [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      for (int64_t i = 0; i < d0; ++i) std::copy_n(x + (i * mid + j) * c, c, y + (j * d0 + i) * c);
+    }
+  });
+}
+
+// Which op the kernel runs.
+enum class MatMulOp { kMatMul, kFerryFused, kOrtFused };
+
+// What the node adds to the product: nothing (MatMul), FusedMatMul's bias C and activation (ai.ferry), or the
+// operand transposes and scale (com.microsoft).
 struct MatMulConfig {
   bool has_bias = false;
   FusedActivation act;
-  dnnl::primitive_attr attr;  // the activation's eltwise post-ops
+  dnnl::primitive_attr attr;  // the activation's eltwise post-ops, alpha's output scale
+  float alpha = 1.0f;
+  bool trans_a = false, trans_b = false, trans_batch_a = false, trans_batch_b = false;
 
-  static MatMulConfig FromNode(const ir::Node& node, bool fused) {
+  static MatMulConfig FromNode(const ir::Node& node, MatMulOp op) {
     MatMulConfig c;
-    if (!fused) return c;
+    if (op == MatMulOp::kMatMul) return c;
+    if (op == MatMulOp::kOrtFused) {
+      c.alpha = node.GetFloat("alpha", 1.0f);
+      c.trans_a = node.GetInt("transA", 0) != 0;
+      c.trans_b = node.GetInt("transB", 0) != 0;
+      c.trans_batch_a = node.GetInt("transBatchA", 0) != 0;
+      c.trans_batch_b = node.GetInt("transBatchB", 0) != 0;
+      if (c.alpha != 1.0f) c.attr.set_output_scales(0, {c.alpha});
+      return c;
+    }
     c.has_bias = node.input(2) != nullptr;
     if (const std::string reason = FusedActivation::Parse(node, &c.act); !reason.empty()) {
       throw UnsupportedError(node.Describe() + ": " + reason);
@@ -124,17 +180,18 @@ struct MatMulPlan {
 
 class MatMul : public OpKernel {
  public:
-  // fused: FusedMatMul (bias C, activation), else MatMul; skinny: the AVX2 variant (skinny products).
-  MatMul(const ir::Node& node, bool fused, bool skinny) : cfg_(MatMulConfig::FromNode(node, fused)), skinny_(skinny) {
+  // op: which (see MatMulOp); skinny: the AVX2 variant (skinny products).
+  MatMul(const ir::Node& node, MatMulOp op, bool skinny) : cfg_(MatMulConfig::FromNode(node, op)), skinny_(skinny) {
     const ir::Value* bv = node.input(1);
     if (!bv || !bv->initializer() || bv->initializer()->dtype() != DataType::kFloat) return;
     const Tensor& b = *bv->initializer();
-    if (b.rank() < 1) return;
+    if (b.rank() < 1 || cfg_.trans_batch_b) return;  // transBatchB: B is copied per run
     for (int64_t i = 0; i + 2 < b.rank(); ++i) {
       if (b.dim(i) != 1) return;  // a batched constant B runs on the plain layout
     }
-    const int64_t k = b.rank() == 1 ? b.dim(0) : b.dim(b.rank() - 2);
-    const int64_t n = b.rank() == 1 ? 1 : b.dim(b.rank() - 1);
+    const bool tb = cfg_.trans_b && b.rank() >= 2;
+    const int64_t k = b.rank() == 1 ? b.dim(0) : b.dim(b.rank() - (tb ? 1 : 2));
+    const int64_t n = b.rank() == 1 ? 1 : b.dim(b.rank() - (tb ? 2 : 1));
     if (k == 0 || n == 0) return;
     // The representative M: every row of A (B is shared by the whole batch), or a guess when A is dynamic.
     int64_t rows = 64;
@@ -149,7 +206,7 @@ class MatMul : public OpKernel {
       }
       if (known && r > 0) rows = r;
     }
-    weights_ = MatMulWeights(bv->initializer_ptr(), Dense({k, n}), Dense({rows, k}), Dense({rows, n}),
+    weights_ = MatMulWeights(bv->initializer_ptr(), Strided({k, n}, tb), Dense({rows, k}), Dense({rows, n}),
                              cfg_.Bias(2, n), cfg_.attr, node.Describe());
   }
 
@@ -168,12 +225,24 @@ class MatMul : public OpKernel {
                                    ctx.InputString(i));
       }
     }
-    std::string error;
-    if (!semantics::MatMulShapeOf(a.shape, b.shape, &error)) {
-      throw InvalidArgumentError(ctx.Describe() + ": " + error + " (" + ctx.InputString(0) + ", " +
-                                 ctx.InputString(1) + ")");
+    if ((cfg_.trans_batch_a || cfg_.trans_batch_b) && (a.shape.size() < 3 || a.shape.size() != b.shape.size())) {
+      throw InvalidArgumentError(ctx.Describe() + ": transBatchA / transBatchB need A and B of the same rank >= 3, " +
+                                 "got " + ctx.InputString(0) + " and " + ctx.InputString(1));
     }
-    MatMulPlan& p = ctx.EmplaceState(Build(a.shape, b.shape, ctx.constant(1), ctx.threads(), ctx.Describe()));
+    // The operands as the primitive reads them: transBatch's order (a copy), then transA / transB (strides).
+    const Shape a_stored = cfg_.trans_batch_a ? BatchTransposed(a.shape) : a.shape;
+    const Shape b_stored = cfg_.trans_batch_b ? BatchTransposed(b.shape) : b.shape;
+    const Shape a_logical = Logical(a_stored, cfg_.trans_a), b_logical = Logical(b_stored, cfg_.trans_b);
+    std::string error;
+    if (!semantics::MatMulShapeOf(a_logical, b_logical, &error)) {
+      const std::string transposed = a_logical != a.shape || b_logical != b.shape
+                                         ? "; transposed: A " + ShapeToString(a_logical) + ", B " +
+                                               ShapeToString(b_logical)
+                                         : std::string();
+      throw InvalidArgumentError(ctx.Describe() + ": " + error + " (" + ctx.InputString(0) + ", " +
+                                 ctx.InputString(1) + transposed + ")");
+    }
+    MatMulPlan& p = ctx.EmplaceState(Build(a_logical, b_logical, ctx.constant(1), ctx.threads(), ctx.Describe()));
     if (c && (c->shape.size() != 1 || c->shape[0] != p.shape.n)) {
       throw InvalidArgumentError(ctx.Describe() + ": input C has shape " + ShapeToString(c->shape) + ", expected [" +
                                  std::to_string(p.shape.n) + "] (B's column count, for B " + ShapeToString(b.shape) +
@@ -209,6 +278,18 @@ class MatMul : public OpKernel {
     const float* ap = a.data<float>();
     // A released B has no data of its own: a primitive that wants the plain layout reads it unpacked.
     const float* bp = use_packed ? nullptr : weights_.released() ? weights_.Plain().data<float>() : b.data<float>();
+    // transBatch: the operand copied into the order the primitive reads.
+    std::vector<float> a_copy, b_copy;
+    if (cfg_.trans_batch_a) {
+      a_copy.resize(static_cast<size_t>(a.size()));
+      CopyBatchTransposed(ap, a.shape(), a_copy.data(), ctx.threads());
+      ap = a_copy.data();
+    }
+    if (cfg_.trans_batch_b) {
+      b_copy.resize(static_cast<size_t>(b.size()));
+      CopyBatchTransposed(bp, b.shape(), b_copy.data(), ctx.threads());
+      bp = b_copy.data();
+    }
     float* yp = y.data<float>();
     WithStream(ctx.threads(), p.what, [&](dnnl::stream& s) {
       for (int64_t step = 0; step < steps; ++step) {
@@ -233,6 +314,12 @@ class MatMul : public OpKernel {
   }
 
  private:
+  // An operand's shape as MatMul sees it: the last two dims swapped by transA / transB (not for a 1-D one).
+  static Shape Logical(Shape s, bool trans) {
+    if (trans && s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
+    return s;
+  }
+
   // The skinny product, when B can be read row-major in place (the packed copy or the initializer itself, or a fed
   // B); false, touching nothing, when it cannot (a blocked copy of a released initializer).
   bool RunSkinny(const MatMulPlan& p, const Tensor& a, const Tensor& b, const Tensor* c, int threads,
@@ -266,12 +353,14 @@ class MatMul : public OpKernel {
     e.trivial = ShapeElementCount(s.y_shape) == 0 || s.k == 0;
     if (e.trivial) return e;
     const ScopedOmpThreads scope(threads);
-    if (s.b_shared()) {
+    // A's and B's last two dims are stored transposed (a 1-D operand never is).
+    const bool ta = cfg_.trans_a && a.size() >= 2, tb = cfg_.trans_b && b.size() >= 2;
+    if (s.b_shared() && !ta) {
       // B is the same for every batch and A's matrices are contiguous: one 2-D product over all rows.
       int64_t rows = s.m;
       for (int64_t d : s.batch) rows *= d;
       e.a_md = Dense({rows, s.k});
-      e.b_md = Dense({s.k, s.n});
+      e.b_md = Strided({s.k, s.n}, tb);
       e.y_md = Dense({rows, s.n});
       e.bias_md = cfg_.Bias(2, s.n);
       // The packed weights serve the constant B they were made from, also once released (then Prepare sees no data,
@@ -279,7 +368,7 @@ class MatMul : public OpKernel {
       // overriding it (then the plain primitive runs).
       const bool packed = constant_b ? weights_.Usable(*constant_b) : weights_.has_packed();
       e.mm = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, packed ? &weights_ : nullptr);
-      if (skinny_ && rows <= kMaxSkinnyRows) e.skinny_rows = rows;
+      if (skinny_ && rows <= kMaxSkinnyRows && !tb && cfg_.alpha == 1.0f) e.skinny_rows = rows;
       if (packed && !constant_b && !weights_.released() && e.mm.packed) {
         e.fed = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, nullptr);
       }
@@ -300,8 +389,8 @@ class MatMul : public OpKernel {
     ad.insert(ad.end(), {s.m, s.k});
     bd.insert(bd.end(), {s.k, s.n});
     yd.insert(yd.end(), {s.m, s.n});
-    e.a_md = Dense(ad);
-    e.b_md = Dense(bd);
+    e.a_md = Strided(ad, ta);
+    e.b_md = Strided(bd, tb);
     e.y_md = Dense(yd);
     e.bias_md = cfg_.Bias(yd.size(), s.n);
     e.mm = MakeMatMul(e.a_md, e.b_md, e.bias_md, e.y_md, cfg_.attr, nullptr);
@@ -341,7 +430,7 @@ void RegisterMatMulKernels(KernelRegistry& r) {
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
            .create = [skinny](const ir::Node& node, const KernelOptions&) {
-             return std::make_unique<MatMul>(node, false, skinny);
+             return std::make_unique<MatMul>(node, MatMulOp::kMatMul, skinny);
            },
            .isa = skinny ? IsaSet{Isa::kAvx2, Isa::kFma} : IsaSet{},
            .name = skinny ? "cpu.f32_matmul__onednn_avx2.1" : "cpu.f32_matmul__onednn.1",
@@ -356,13 +445,33 @@ void RegisterFusedMatMulKernels(KernelRegistry& r) {
            .since = 1,
            .types = {{"T", {DataType::kFloat}}},
            .create = [skinny](const ir::Node& node, const KernelOptions&) {
-             return std::make_unique<MatMul>(node, true, skinny);
+             return std::make_unique<MatMul>(node, MatMulOp::kFerryFused, skinny);
            },
            .predicate = FusedMatMulPredicate,
            .isa = skinny ? IsaSet{Isa::kAvx2, Isa::kFma} : IsaSet{},
            .name = skinny ? "cpu.f32_fused_matmul__onednn_avx2.1" : "cpu.f32_fused_matmul__onednn.1",
            .constraints = "float32; activation Clip only with min <= max",
            .library = "oneDNN"});
+  }
+}
+
+// com.microsoft FusedMatMul and TransposeMatMul (ONNX Runtime's MatMul + Transpose / Mul fusions), float32.
+void RegisterOrtFusedMatMulKernels(KernelRegistry& r) {
+  for (const char* op : {"FusedMatMul", "TransposeMatMul"}) {
+    const std::string lower = std::string(op) == "FusedMatMul" ? "ms_fused_matmul" : "ms_transpose_matmul";
+    for (const bool skinny : {true, false}) {
+      r.Add({.op = op,
+             .domain = "com.microsoft",
+             .since = 1,
+             .types = {{"T", {DataType::kFloat}}},
+             .create = [skinny](const ir::Node& node, const KernelOptions&) {
+               return std::make_unique<MatMul>(node, MatMulOp::kOrtFused, skinny);
+             },
+             .isa = skinny ? IsaSet{Isa::kAvx2, Isa::kFma} : IsaSet{},
+             .name = "cpu.f32_" + lower + (skinny ? "__onednn_avx2.1" : "__onednn.1"),
+             .constraints = "float32",
+             .library = "oneDNN"});
+    }
   }
 }
 

@@ -95,4 +95,22 @@ void RegisterSwishKernels(KernelRegistry& r) {
   def("scalar", {}, &SwishScalar);
 }
 
+// com.microsoft::QuickGelu (ONNX Runtime's): x * sigmoid(alpha x) with alpha 1.702 by default, Swish itself.
+void RegisterQuickGeluKernels(KernelRegistry& r) {
+  auto def = [&](const std::string& impl, IsaSet isa, SwishFn fn) {
+    r.Add({.op = "QuickGelu",
+           .domain = "com.microsoft",
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create = [fn](const ir::Node& node, const KernelOptions&) -> std::unique_ptr<OpKernel> {
+             return std::make_unique<SwishKernel>(fn, node.GetFloat("alpha", 1.702f));
+           },
+           .isa = isa,
+           .name = "cpu.f32_ms_quick_gelu__" + impl + ".1"});
+  };
+  def("avx512", {Isa::kAvx512f}, &avx512::Unary<avx512::SwishOp>);
+  def("avx2", {Isa::kAvx2, Isa::kFma}, &avx2::Unary<avx2::SwishOp>);
+  def("scalar", {}, &SwishScalar);
+}
+
 }  // namespace ferry::cpu

@@ -424,6 +424,7 @@ void RegisterUnaryElementwiseKernels(KernelRegistry& r) {
   gelu.scalar.alt = &scalar::Unary<scalar::GeluTanhOp>;
   AddUnary(r, "Gelu", "gelu", 20, kOpsetOpen, gelu, MakeGelu);
   AddUnary(r, "Gelu", "ferry_gelu", 1, kOpsetOpen, gelu, MakeGelu, "ai.ferry");  // what fuse_gelu produces
+  AddUnary(r, "Gelu", "ms_gelu", 1, kOpsetOpen, gelu, MakeGelu, "com.microsoft");  // ONNX Runtime's (erf) Gelu
   // Versions before 6 (consumed_inputs) are left to ref, as above; the others start where their schemas do.
   AddUnary(r, "HardSigmoid", "hard_sigmoid", 6, kOpsetOpen,
            Variants<avx512::HardSigmoidOp, avx2::HardSigmoidOp, scalar::HardSigmoidOp>(), MakeHardSigmoid);

@@ -154,6 +154,10 @@ void RegisterFusedConvKernels(KernelRegistry& r) {
   const std::vector<TypeConstraintDef> t = {{"T", {DataType::kFloat}}};
   r.Add({.op = "FusedConv", .domain = "ai.ferry", .since = 1, .types = t, .create = MakeFusedConv});
   r.Add({.op = "BlockedConv", .domain = "ai.ferry", .since = 1, .types = t, .create = MakeBlockedConv});
+  // com.microsoft::FusedConv (ONNX Runtime's conv + activation fusion): the same attributes and definition; ONNX
+  // Runtime's activation names (Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid) are rows of the same table, with
+  // the same parameter order. (ONNX Runtime requires activation_params for the last three; here they default.)
+  r.Add({.op = "FusedConv", .domain = "com.microsoft", .since = 1, .types = t, .create = MakeFusedConv});
 }
 
 }  // namespace ferry::ref

@@ -29,6 +29,9 @@ void RegisterGeluKernels(KernelRegistry& r) {
   // ai.ferry::Gelu (what the fuse_gelu pass produces from the erf / tanh formula at any opset): the same op.
   r.Add({.op = "Gelu", .domain = "ai.ferry", .since = 1, .types = {{"T", dtypes::Floats()}},
          .create = MakeKernel<UnaryKernel<GeluOp, FloatTypes>>});
+  // com.microsoft::Gelu (ONNX Runtime's contrib op, the erf form; it has no `approximate`): the same op.
+  r.Add({.op = "Gelu", .domain = "com.microsoft", .since = 1, .types = {{"T", dtypes::Floats()}},
+         .create = MakeKernel<UnaryKernel<GeluOp, FloatTypes>>});
 }
 
 }  // namespace ferry::ref
