@@ -2,7 +2,9 @@
 // Sub, Mul, ReduceMean, Add, Sqrt, Div, Mul, Add over the dims [axis, rank). Identity: the op's definition (its
 // ONNX function body): Y = (X - mean) / sqrt(mean((X - mean)^2) + epsilon) * Scale + B; Mean is the mean and
 // InvStdDev 1 / sqrt(var + epsilon) (a Div of 1, when read). Half-precision X is normalized in float (stash_type 1)
-// and cast back before Scale and B, as the function body does.
+// and cast back before Scale and B, as the function body does. ONNX Runtime's LayerNormalization-1 (default
+// domain, below 17) the same way, its statistics (float or double, `stash_type` 1 or 11) cast to their type where
+// the computation's (X's, float for half precision) differs.
 #include "legalize/decompose_util.h"
 
 namespace ferry::legalize {
@@ -27,7 +29,8 @@ LayerNormParts BuildLayerNorm(Builder& b, ir::Value* x, ir::Value* scale, ir::Va
 
 namespace {
 
-std::string Refuse(const ir::Node& n, int64_t) {
+// The checks of every version, with the computation's stash_type `stash`.
+std::string Check(const ir::Node& n, int64_t stash) {
   const ir::Value* x = n.input(0);
   const DataType t = ElementType(x);
   if (!IsFloatType(t)) return "LayerNormalization: X's element type is unknown or not floating-point";
@@ -35,7 +38,7 @@ std::string Refuse(const ir::Node& n, int64_t) {
   if (rank < 1) return "LayerNormalization: X's rank is unknown (the reduced axes are not known)";
   const int64_t axis = n.GetInt("axis", -1);
   if (axis < -rank || axis >= rank) return "LayerNormalization: axis " + std::to_string(axis) + " is out of range";
-  if (StashType(t, n.GetInt("stash_type", 1)) == DataType::kUndefined) {
+  if (StashType(t, stash) == DataType::kUndefined) {
     return "LayerNormalization: stash_type other than 1 (float) with a half-precision X";
   }
   if (ElementType(n.input(1)) != t || (n.input(2) && ElementType(n.input(2)) != t)) {
@@ -43,6 +46,8 @@ std::string Refuse(const ir::Node& n, int64_t) {
   }
   return "";
 }
+
+std::string Refuse(const ir::Node& n, int64_t) { return Check(n, n.GetInt("stash_type", 1)); }
 
 void Build(Builder& b) {
   const ir::Node& n = b.node();
@@ -57,6 +62,34 @@ void Build(Builder& b) {
   if (OutputUsed(n, 2)) b.SetOutput(2, b.Div(b.Scalar(1.0, u), ln.stddev));
 }
 
+// ONNX Runtime's version 1: stash_type names the statistics' type (1 float, 11 double), not the computation's.
+DataType OrtStatsType(const ir::Node& n) {
+  const int64_t stash = n.GetInt("stash_type", 1);
+  return stash == 1 ? DataType::kFloat : stash == 11 ? DataType::kDouble : DataType::kUndefined;
+}
+
+std::string RefuseOrt(const ir::Node& n, int64_t) {
+  if (OrtStatsType(n) == DataType::kUndefined) {
+    return "LayerNormalization-1: stash_type " + std::to_string(n.GetInt("stash_type", 1)) +
+           " is neither 1 (float) nor 11 (double)";
+  }
+  return Check(n, 1);
+}
+
+void BuildOrt(Builder& b) {
+  const ir::Node& n = b.node();
+  ir::Value* x = b.input(0);
+  const int64_t rank = RankOrMinusOne(x);
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  const DataType u = StashType(ElementType(x), 1), stats = OrtStatsType(n);
+  const LayerNormParts ln = BuildLayerNorm(b, x, b.input(1), b.input(2), axis, rank, n.GetFloat("epsilon", 1e-5f), u);
+  const auto as_stats = [&](ir::Value* v) { return stats == u ? v : b.Cast(v, stats); };
+  b.SetOutput(0, ln.y);
+  if (OutputUsed(n, 1)) b.SetOutput(1, as_stats(ln.mean));
+  if (OutputUsed(n, 2)) b.SetOutput(2, as_stats(b.Div(b.Scalar(1.0, u), ln.stddev)));
+}
+
 }  // namespace
 
 void AddLayerNormalizationDecompositions(std::vector<Decomposition>& list) {
@@ -65,6 +98,10 @@ void AddLayerNormalizationDecompositions(std::vector<Decomposition>& list) {
       {"", "LayerNormalization", 17, INT64_MAX, std::string("LayerNormalization") + ops, Refuse, Build, true});
   list.push_back({"ai.ferry", "LayerNormalization", 1, INT64_MAX, std::string("ai.ferry::LayerNormalization") + ops,
                   Refuse, Build, true});
+  // ONNX Runtime's LayerNormalization-1 in the default domain (norm group of the contrib ops).
+  list.push_back({"", "LayerNormalization", 1, 16,
+                  std::string("LayerNormalization (ONNX Runtime's version 1)") + ops + ", Cast", RefuseOrt, BuildOrt,
+                  true});
 }
 
 }  // namespace ferry::legalize

@@ -28,24 +28,33 @@ using V = simd::F32x8;
 
 }  // namespace
 
-__attribute__((target("avx512f"))) void LayerNormRowAvx512(const float* x, const float* skip, float* sum, float* y,
-                                                           const float* gamma, const float* beta, int64_t n,
-                                                           float epsilon) {
-  avx512::Row(x, skip, sum, y, gamma, beta, n, epsilon);
+__attribute__((target("avx512f"))) RowStats LayerNormRowAvx512(const float* x, const float* skip, const float* bias,
+                                                               float* sum, float* y, const float* gamma,
+                                                               const float* beta, int64_t n, float epsilon) {
+  return avx512::Row(x, skip, bias, sum, y, gamma, beta, n, epsilon);
 }
 
-__attribute__((target("avx2,fma"))) void LayerNormRowAvx2(const float* x, const float* skip, float* sum, float* y,
-                                                          const float* gamma, const float* beta, int64_t n,
-                                                          float epsilon) {
-  avx2::Row(x, skip, sum, y, gamma, beta, n, epsilon);
+__attribute__((target("avx2,fma"))) RowStats LayerNormRowAvx2(const float* x, const float* skip, const float* bias,
+                                                              float* sum, float* y, const float* gamma,
+                                                              const float* beta, int64_t n, float epsilon) {
+  return avx2::Row(x, skip, bias, sum, y, gamma, beta, n, epsilon);
 }
 
-void LayerNormRowScalar(const float* x, const float* skip, float* sum, float* y, const float* gamma,
-                        const float* beta, int64_t n, float epsilon) {
+namespace {
+
+// s = x + skip (+ bias) into `out` (skip non-null).
+void AddRow(const float* x, const float* skip, const float* bias, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bias ? x[i] + skip[i] + bias[i] : x[i] + skip[i];
+}
+
+}  // namespace
+
+RowStats LayerNormRowScalar(const float* x, const float* skip, const float* bias, float* sum, float* y,
+                            const float* gamma, const float* beta, int64_t n, float epsilon) {
   const float* s = x;
   if (skip) {
     float* out = sum ? sum : y;
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] + skip[i];
+    AddRow(x, skip, bias, out, n);
     s = out;
   }
   float total = 0;
@@ -62,23 +71,34 @@ void LayerNormRowScalar(const float* x, const float* skip, float* sum, float* y,
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = (s[i] - mean) * inv * gamma[i];
   }
+  return {mean, inv};
 }
 
-__attribute__((target("avx512f"))) void RmsNormRowAvx512(const float* x, float* y, const float* scale, int64_t n,
+__attribute__((target("avx512f"))) float RmsNormRowAvx512(const float* x, const float* skip, const float* bias,
+                                                          float* sum, float* y, const float* scale, int64_t n,
+                                                          float epsilon) {
+  return avx512::RmsRow(x, skip, bias, sum, y, scale, n, epsilon);
+}
+
+__attribute__((target("avx2,fma"))) float RmsNormRowAvx2(const float* x, const float* skip, const float* bias,
+                                                         float* sum, float* y, const float* scale, int64_t n,
                                                          float epsilon) {
-  avx512::RmsRow(x, y, scale, n, epsilon);
+  return avx2::RmsRow(x, skip, bias, sum, y, scale, n, epsilon);
 }
 
-__attribute__((target("avx2,fma"))) void RmsNormRowAvx2(const float* x, float* y, const float* scale, int64_t n,
-                                                        float epsilon) {
-  avx2::RmsRow(x, y, scale, n, epsilon);
-}
-
-void RmsNormRowScalar(const float* x, float* y, const float* scale, int64_t n, float epsilon) {
+float RmsNormRowScalar(const float* x, const float* skip, const float* bias, float* sum, float* y, const float* scale,
+                       int64_t n, float epsilon) {
+  const float* s = x;
+  if (skip) {
+    float* out = sum ? sum : y;
+    AddRow(x, skip, bias, out, n);
+    s = out;
+  }
   float sq = 0;
-  for (int64_t i = 0; i < n; ++i) sq += x[i] * x[i];
+  for (int64_t i = 0; i < n; ++i) sq += s[i] * s[i];
   const float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + epsilon);
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * scale[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = s[i] * inv * scale[i];
+  return inv;
 }
 
 }  // namespace ferry::cpu

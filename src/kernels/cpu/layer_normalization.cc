@@ -1,10 +1,10 @@
-// LayerNormalization (opset 17, float32) on oneDNN's layer_normalization_forward: X is viewed as
-// [prod(dims[:axis]), prod(dims[axis:])] rows normalised over their last dim, Y = (X - mean) / sqrt(var + epsilon)
-// · Scale + B. Scale and B usually have the normalised shape (or broadcast to it: expanded to one row) and go to
-// oneDNN as its scale and shift; ones that only broadcast to X's full shape are applied after oneDNN normalised.
-// The Mean and InvStdDev outputs (stash_type float) come from oneDNN's statistics: the mean as is, InvStdDev =
-// 1 / sqrt(variance + epsilon) as in ref. Prepare checks the inputs and builds the primitive for each signature (its
-// scratchpad goes to the workspace); Compute only runs it.
+// LayerNormalization (opset 17, ONNX Runtime's default-domain version 1 and ai.ferry's, float32) on oneDNN's
+// layer_normalization_forward: X is viewed as [prod(dims[:axis]), prod(dims[axis:])] rows normalised over their last
+// dim, Y = (X - mean) / sqrt(var + epsilon) · Scale + B. Scale and B usually have the normalised shape (or broadcast
+// to it: expanded to one row) and go to oneDNN as its scale and shift; ones that only broadcast to X's full shape
+// are applied after oneDNN normalised. The Mean and InvStdDev outputs (stash_type float) come from oneDNN's
+// statistics: the mean as is, InvStdDev = 1 / sqrt(variance + epsilon) as in ref. Prepare checks the inputs and
+// builds the primitive for each signature (its scratchpad goes to the workspace); Compute only runs it.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -202,6 +202,17 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .create = MakeKernel<LayerNormalization>,
          .predicate = StatsAsFloat,
          .name = "cpu.f32_ferry_layernormalization__onednn.1",
+         .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)",
+         .library = "oneDNN"});
+  // ONNX Runtime's LayerNormalization-1 (default domain, below ONNX's version 17): the same op when X, Scale and B are
+  // all float32.
+  r.Add({.op = "LayerNormalization",
+         .since = 1,
+         .until = 16,
+         .types = {{"T", {DataType::kFloat}}, {"U", {DataType::kFloat}}, {"V", {DataType::kFloat}}},
+         .create = MakeKernel<LayerNormalization>,
+         .predicate = StatsAsFloat,
+         .name = "cpu.f32_layernormalization__onednn.1",
          .constraints = "Mean/InvStdDev outputs only with stash_type=1 (float)",
          .library = "oneDNN"});
 }

@@ -1,11 +1,13 @@
-// RMSNormalization (opset 23) and ai.ferry::RMSNormalization (what fuse_layer_norm makes of T5/LLaMA's decomposed
-// RMSNorm below opset 23) on the cpu backend, float32: Y = X / sqrt(mean(X^2 over dims [axis, rank)) + epsilon)
-// · scale, row by row (layer_norm_row.h: each row of X is read once from memory, the scaling re-reads it from
-// cache), rows in parallel. Accepted: stash_type 1 (float statistics, as ref computes them for float32) and a scale
-// of the normalized shape (leading 1s allowed), i.e. one contiguous row of n values; other scales, which only
-// broadcast to it or to X's full shape, are refused where the shapes are static (ref runs them) and, when only the
-// run reveals them, expanded here as ref does (Prepare checks the shapes and picks the form, Compute expands the
-// data). Y takes over X's buffer when that is X's last use. AVX-512F, AVX2+FMA and scalar variants, best first.
+// RMSNormalization (opset 23), ai.ferry::RMSNormalization (what fuse_layer_norm makes of T5/LLaMA's decomposed
+// RMSNorm below opset 23) and ONNX Runtime's SimplifiedLayerNormalization (default domain and com.microsoft; its
+// optional inv_std_var output, 1 / sqrt(mean(X^2) + epsilon) in float, is the row routine's) on the cpu backend,
+// float32: Y = X / sqrt(mean(X^2 over dims [axis, rank)) + epsilon) · scale, row by row (layer_norm_row.h: each row
+// of X is read once from memory, the scaling re-reads it from cache), rows in parallel. Accepted: stash_type 1
+// (float statistics, as ref computes them for float32) and a scale of the normalized shape (leading 1s allowed),
+// i.e. one contiguous row of n values; other scales, which only broadcast to it or to X's full shape, are refused
+// where the shapes are static (ref runs them) and, when only the run reveals them, expanded here as ref does
+// (Prepare checks the shapes and picks the form, Compute expands the data). Y takes over X's buffer when that is X's
+// last use. AVX-512F, AVX2+FMA and scalar variants, best first.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -87,6 +89,11 @@ class RmsNormalization : public OpKernel {
     }
     ctx.SetOutput(0, DataType::kFloat, x.shape);
     ctx.output(0).in_place_of = 0;
+    if (ctx.output_count() > 1) {  // SimplifiedLayerNormalization's inv_std_var
+      Shape stat_shape(x.shape.begin(), x.shape.begin() + axis);
+      stat_shape.resize(static_cast<size_t>(rank), 1);
+      ctx.SetOutput(1, DataType::kFloat, stat_shape);
+    }
     ctx.EmplaceState(std::move(plan));
   }
 
@@ -109,11 +116,15 @@ class RmsNormalization : public OpKernel {
     }
     Tensor* reused = ctx.ReuseInput(0, 0, DataType::kFloat, x.shape());
     Tensor& y = reused ? *reused : ctx.OutputUninitialized(0);
+    float* inv = ctx.output_requested(1) ? ctx.OutputUninitialized(1).data<float>() : nullptr;
     if (x.size() == 0) return;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
     ParallelFor(ctx.threads(), rows, std::max<int64_t>(1, 8192 / n), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) row_(xp + r * n, yp + r * n, w + r * w_stride, n, epsilon_);
+      for (int64_t r = begin; r < end; ++r) {
+        const float v = row_(xp + r * n, nullptr, nullptr, nullptr, yp + r * n, w + r * w_stride, n, epsilon_);
+        if (inv) inv[r] = v;
+      }
     });
   }
 
@@ -126,7 +137,7 @@ class RmsNormalization : public OpKernel {
 std::string FloatStash(const ir::Node& node) {
   const int64_t stash = node.GetInt("stash_type", 1);
   if (stash == 1) return "";
-  return "RMSNormalization: stash_type " + std::to_string(stash) + " (not float) is not implemented on cpu";
+  return node.op_type() + ": stash_type " + std::to_string(stash) + " (not float) is not implemented on cpu";
 }
 
 std::string DimsToString(const std::vector<ir::Dim>& dims) {
@@ -159,7 +170,7 @@ std::string ScaleIsOneRow(const ir::Node& node) {
     one_row = p < axis ? s.value == 1 : s.value == d.value;
   }
   if (one_row) return "";
-  return "RMSNormalization: scale of shape " + DimsToString(ss) + " is not one row of the normalized shape " +
+  return node.op_type() + ": scale of shape " + DimsToString(ss) + " is not one row of the normalized shape " +
          DimsToString(std::vector<ir::Dim>(xs.begin() + axis, xs.end())) +
          " (broadcast scales are not implemented on cpu)";
 }
@@ -200,6 +211,20 @@ void RegisterRmsNormalizationKernels(KernelRegistry& r) {
            .isa = v.isa,
            .name = std::string("cpu.f32_ferry_rms_normalization__") + v.impl + ".1",
            .constraints = constraints});
+    // ONNX Runtime's SimplifiedLayerNormalization (default domain below any ONNX version, and com.microsoft).
+    for (const char* domain : {"", "com.microsoft"}) {
+      r.Add({.op = "SimplifiedLayerNormalization",
+             .domain = domain,
+             .since = 1,
+             .types = {{"T", {DataType::kFloat}}, {"U", {DataType::kFloat}}, {"V", {DataType::kFloat}}},
+             .create = create,
+             .predicate = FloatStash,
+             .shape_predicate = ScaleIsOneRow,
+             .isa = v.isa,
+             .name = std::string("cpu.f32_") + (*domain ? "ms_" : "") + "simplified_layer_normalization__" + v.impl +
+                     ".1",
+             .constraints = constraints});
+    }
   }
 }
 

@@ -1,7 +1,10 @@
 // LayerNormalization (opset 17): normalises X over the trailing dims [axis, rank) of each row,
 // Y = (X - mean) / sqrt(var + epsilon) * Scale + B, with optional Mean and InvStdDev outputs (element type
 // `stash_type`, shape X.shape[:axis] + [1] * (rank - axis)). Rows are contiguous, so the hot loop is two passes
-// over a row plus one write pass.
+// over a row plus one write pass. Also ONNX Runtime's LayerNormalization-1 in the default domain (below ONNX's 17,
+// what its tools write at older opsets; ai.ferry::LayerNormalization is the same op): the same computation, with
+// Scale, B and Y of a type V that may differ from X's (Y has Scale's type) and statistics of type float or double
+// (`stash_type` 1 or 11). The statistics are computed in float, or in double when X or Scale is double.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -61,7 +64,7 @@ class LayerNormalization : public OpKernel {
     Shape stat_shape(x.shape.begin(), x.shape.begin() + axis);
     stat_shape.resize(static_cast<size_t>(rank), 1);
     ctx.EmplaceState(std::move(p));
-    ctx.SetOutput(0, x.dtype, x.shape);
+    ctx.SetOutput(0, scale.dtype, x.shape);  // X's type at opset 17; V (Scale's) for ONNX Runtime's version 1
     for (int i = 1; i < std::min(ctx.output_count(), 3); ++i) ctx.SetOutput(i, stash_, stat_shape);
   }
 
@@ -78,39 +81,47 @@ class LayerNormalization : public OpKernel {
     Tensor* inv_out = ctx.output_requested(2) ? &ctx.Output(2) : nullptr;
     if (x.size() == 0) return;
 
-    Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto tag) {
-      using T = decltype(tag);
-      using A = Acc<T>;
+    const bool wide = x.dtype() == DataType::kDouble || scale.dtype() == DataType::kDouble;
+    auto run = [&](auto acc_tag) {
+      using A = decltype(acc_tag);
       const std::vector<A> w = ReadFloatsExpanded<A>(scale, plan.param_shape, ctx);
       const std::vector<A> b = bias ? ReadFloatsExpanded<A>(*bias, plan.param_shape, ctx) : std::vector<A>();
       std::vector<A> means(static_cast<size_t>(rows)), invs(static_cast<size_t>(rows));
-      const T* in = x.data<T>();
-      T* out = y.data<T>();
-      const A eps = static_cast<A>(epsilon_);
-      const int64_t min_chunk = std::max<int64_t>(1, 8192 / n);
-      ParallelFor(ctx.threads(), rows, min_chunk, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const T* xr = in + r * n;
-          T* yr = out + r * n;
-          const A* wr = w.data() + (per_row ? 0 : r * n);
-          const A* br = b.empty() ? nullptr : b.data() + (per_row ? 0 : r * n);
-          A sum = 0;
-          for (int64_t i = 0; i < n; ++i) sum += static_cast<A>(xr[i]);
-          const A mean = sum / static_cast<A>(n);
-          A sq = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            const A d = static_cast<A>(xr[i]) - mean;
-            sq += d * d;
-          }
-          const A inv = A(1) / std::sqrt(sq / static_cast<A>(n) + eps);
-          if (br) {
-            for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<A>(xr[i]) - mean) * inv * wr[i] + br[i]);
-          } else {
-            for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<A>(xr[i]) - mean) * inv * wr[i]);
-          }
-          means[static_cast<size_t>(r)] = mean;
-          invs[static_cast<size_t>(r)] = inv;
-        }
+      Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto xtag) {
+        using T = decltype(xtag);
+        Dispatch(FloatTypes{}, y.dtype(), ctx, [&](auto ytag) {
+          using V = decltype(ytag);
+          const T* in = x.data<T>();
+          V* out = y.data<V>();
+          const A eps = static_cast<A>(epsilon_);
+          const auto load = [](T v) { return static_cast<A>(static_cast<Acc<T>>(v)); };
+          const auto store = [](A v) { return V(static_cast<Acc<V>>(v)); };
+          const int64_t min_chunk = std::max<int64_t>(1, 8192 / n);
+          ParallelFor(ctx.threads(), rows, min_chunk, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const T* xr = in + r * n;
+              V* yr = out + r * n;
+              const A* wr = w.data() + (per_row ? 0 : r * n);
+              const A* br = b.empty() ? nullptr : b.data() + (per_row ? 0 : r * n);
+              A sum = 0;
+              for (int64_t i = 0; i < n; ++i) sum += load(xr[i]);
+              const A mean = sum / static_cast<A>(n);
+              A sq = 0;
+              for (int64_t i = 0; i < n; ++i) {
+                const A d = load(xr[i]) - mean;
+                sq += d * d;
+              }
+              const A inv = A(1) / std::sqrt(sq / static_cast<A>(n) + eps);
+              if (br) {
+                for (int64_t i = 0; i < n; ++i) yr[i] = store((load(xr[i]) - mean) * inv * wr[i] + br[i]);
+              } else {
+                for (int64_t i = 0; i < n; ++i) yr[i] = store((load(xr[i]) - mean) * inv * wr[i]);
+              }
+              means[static_cast<size_t>(r)] = mean;
+              invs[static_cast<size_t>(r)] = inv;
+            }
+          });
+        });
       });
       auto write = [&](Tensor* dst, const std::vector<A>& src) {
         if (!dst) return;
@@ -122,7 +133,12 @@ class LayerNormalization : public OpKernel {
       };
       write(mean_out, means);
       write(inv_out, invs);
-    });
+    };
+    if (wide) {
+      run(double{});
+    } else {
+      run(float{});
+    }
   }
 
  private:
@@ -143,6 +159,12 @@ void RegisterLayerNormalizationKernels(KernelRegistry& r) {
          .domain = "ai.ferry",
          .since = 1,
          .types = {{"T", dtypes::Floats()}, {"U", {DataType::kFloat, DataType::kBFloat16}}},
+         .create = MakeKernel<LayerNormalization>});
+  // ONNX Runtime's LayerNormalization-1 (default domain, below ONNX's version 17): the same op, Y of Scale's type.
+  r.Add({.op = "LayerNormalization",
+         .since = 1,
+         .until = 16,
+         .types = {{"T", dtypes::Floats()}, {"U", {DataType::kFloat, DataType::kDouble}}, {"V", dtypes::Floats()}},
          .create = MakeKernel<LayerNormalization>});
 }
 

@@ -1,5 +1,8 @@
 // RMSNormalization (opset 23): Y = X / sqrt(mean(X^2 over dims [axis, rank)) + epsilon) * scale. X has type T,
-// scale and Y type V; the statistics are computed in float (or double for double inputs).
+// scale and Y type V; the statistics are computed in float (or double for double inputs). Also ONNX Runtime's
+// SimplifiedLayerNormalization (version 1, in the default domain and in com.microsoft: the same computation) with
+// its optional second output inv_std_var = 1 / sqrt(mean(X^2) + epsilon), of the type `stash_type` names (float or
+// double), shape X.shape[:axis] + [1] * (rank - axis); ai.ferry::RMSNormalization is the same op.
 #include <cmath>
 #include <vector>
 
@@ -15,9 +18,9 @@ namespace {
 class RMSNormalization : public OpKernel {
  public:
   explicit RMSNormalization(const ir::Node& node)
-      : axis_(node.GetInt("axis", -1)), epsilon_(node.GetFloat("epsilon", 1e-5f)) {
-    StashType(node.GetInt("stash_type", 1), node.Describe());  // validates the attribute
-  }
+      : axis_(node.GetInt("axis", -1)),
+        epsilon_(node.GetFloat("epsilon", 1e-5f)),
+        stash_(StashType(node.GetInt("stash_type", 1), node.Describe())) {}
 
   // Rows of n elements; the scale laid out per row (the normalised shape) or, when it broadcasts only to X, in X's
   // shape (param_shape).
@@ -44,6 +47,11 @@ class RMSNormalization : public OpKernel {
     }
     ctx.EmplaceState(std::move(p));
     ctx.SetOutput(0, scale.dtype, x.shape);
+    if (ctx.output_count() > 1) {  // SimplifiedLayerNormalization's inv_std_var
+      Shape stat_shape(x.shape.begin(), x.shape.begin() + axis);
+      stat_shape.resize(static_cast<size_t>(rank), 1);
+      ctx.SetOutput(1, stash_, stat_shape);
+    }
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -53,11 +61,13 @@ class RMSNormalization : public OpKernel {
     const int64_t rows = plan.rows, n = plan.n;
     const bool per_row = plan.per_row;
     Tensor& y = ctx.Output(0);
+    Tensor* inv_out = ctx.output_requested(1) ? &ctx.Output(1) : nullptr;
     if (x.size() == 0) return;
     const bool wide = x.dtype() == DataType::kDouble || scale.dtype() == DataType::kDouble;
     auto run = [&](auto acc_tag) {
       using A = decltype(acc_tag);
       const std::vector<A> w = ReadFloatsExpanded<A>(scale, plan.param_shape, ctx);
+      std::vector<A> invs(inv_out ? static_cast<size_t>(rows) : 0);
       Dispatch(FloatTypes{}, x.dtype(), ctx, [&](auto xtag) {
         using T = decltype(xtag);
         Dispatch(FloatTypes{}, y.dtype(), ctx, [&](auto ytag) {
@@ -76,6 +86,7 @@ class RMSNormalization : public OpKernel {
                 sq += v * v;
               }
               const A inv = A(1) / std::sqrt(sq / static_cast<A>(n) + eps);
+              if (inv_out) invs[static_cast<size_t>(r)] = inv;
               for (int64_t i = 0; i < n; ++i) {
                 yr[i] = V(static_cast<Acc<V>>(static_cast<A>(static_cast<Acc<T>>(xr[i])) * inv * wr[i]));
               }
@@ -83,6 +94,13 @@ class RMSNormalization : public OpKernel {
           });
         });
       });
+      if (inv_out) {
+        Dispatch(FloatTypes{}, inv_out->dtype(), ctx, [&](auto stag) {
+          using S = decltype(stag);
+          S* p = inv_out->data<S>();
+          for (int64_t r = 0; r < rows; ++r) p[r] = S(static_cast<Acc<S>>(invs[static_cast<size_t>(r)]));
+        });
+      }
     };
     if (wide) {
       run(double{});
@@ -99,6 +117,7 @@ class RMSNormalization : public OpKernel {
   };
   int64_t axis_;
   float epsilon_;
+  DataType stash_;
 };
 
 }  // namespace
@@ -114,6 +133,14 @@ void RegisterRMSNormalizationKernels(KernelRegistry& r) {
          .since = 1,
          .types = {{"T", dtypes::Floats()}, {"V", dtypes::Floats()}},
          .create = MakeKernel<RMSNormalization>});
+  // ONNX Runtime's SimplifiedLayerNormalization (default domain and com.microsoft): the same op, with inv_std_var.
+  for (const char* domain : {"", "com.microsoft"}) {
+    r.Add({.op = "SimplifiedLayerNormalization",
+           .domain = domain,
+           .since = 1,
+           .types = {{"T", dtypes::Floats()}, {"U", {DataType::kFloat, DataType::kDouble}}, {"V", dtypes::Floats()}},
+           .create = MakeKernel<RMSNormalization>});
+  }
 }
 
 }  // namespace ferry::ref
