@@ -1,6 +1,7 @@
-// RotaryEmbedding (opset 23; the semantics are ref's, src/kernels/ref/rotary_embedding.cc) on the cpu backend,
-// float32, AVX2+FMA. Prepare is ref's (ref::PrepareRotaryEmbedding). Compute splits the (batch, position) rows
-// over the threads; per row the cache's cos / sin are read once and applied to every head:
+// RotaryEmbedding (opset 23, and com.microsoft RotaryEmbedding, whose cache rows and input order Prepare resolves;
+// the semantics are ref's, src/kernels/ref/rotary_embedding.cc) on the cpu backend, float32, AVX2+FMA. Prepare is
+// ref's (ref::PrepareRotaryEmbedding). Compute splits the (batch, position) rows over the threads; per row the
+// cache's cos / sin are read once and applied to every head:
 //   non-interleaved (pairs k, k + rot/2): y1 = c x1 - s x2, y2 = s x1 + c x2 on contiguous halves;
 //   interleaved (pairs 2k, 2k + 1): the row's cos / sin are first widened to per-feature [c0 c0 c1 c1 ..] and
 //   [s0 s0 s1 s1 ..], then y = fmaddsub(x, c, swap_pairs(x) * s) gives c x1 - s x2 in even and s x1 + c x2 in
@@ -97,10 +98,10 @@ class RotaryEmbedding : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    const Tensor& cos = ctx.required_input(1);
-    const Tensor& sin = ctx.required_input(2);
     const ref::RotaryEmbeddingPlan& p = ctx.state<ref::RotaryEmbeddingPlan>();
-    const std::vector<int64_t> rows = ref::RotaryEmbeddingPositions(ctx.input(3), cos, ctx.Describe());
+    const Tensor& cos = ctx.required_input(p.cos_in);
+    const Tensor& sin = ctx.required_input(p.sin_in);
+    const std::vector<int64_t> rows = ref::RotaryEmbeddingPositions(p, ctx.input(p.pos_in), cos, ctx.Describe());
     Tensor& y = ctx.OutputUninitialized(0);
     if (y.size() == 0) return;
     const float* in = x.data<float>();
@@ -127,6 +128,14 @@ void RegisterRotaryEmbeddingKernels(KernelRegistry& r) {
          .create = MakeKernel<RotaryEmbedding>,
          .isa = {Isa::kAvx2, Isa::kFma},
          .name = "cpu.f32_rotary_embedding__avx2.23"});
+  // com.microsoft, group "attention": the same kernel.
+  r.Add({.op = "RotaryEmbedding",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}, {"M", {DataType::kInt64}}},
+         .create = MakeKernel<RotaryEmbedding>,
+         .isa = {Isa::kAvx2, Isa::kFma},
+         .name = "cpu.f32_ms_rotary_embedding__avx2.1"});
 }
 
 }  // namespace ferry::cpu
