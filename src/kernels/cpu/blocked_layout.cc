@@ -2,6 +2,10 @@
 // plus the blocked-layout helpers of blocked_layout.h. Prepare checks X, declares Y (the blocked or the logical
 // shape) and builds the reorder primitive for X's shape and the session's thread count (oneDNN fixes its parallel
 // split at creation), kept as the signature's state; it runs with a user scratchpad (the workspace).
+// ONNX Runtime's com.microsoft.nchwc ReorderInput / ReorderOutput are the same kernel (kernels/nchwc_layout.h): the
+// block is the machine's NCHWc block, the blocked side is 4-D [N, Cp, H, W] (the bytes of Ferry's blocked
+// [N, Cp/b, H, W, b]), the plain side NCHW or, with channels_last = 1, NHWC (oneDNN's nhwc); ReorderOutput keeps
+// `channels` channels. oneDNN writes zeros into the padding channels of a blocked destination.
 #include "kernels/cpu/blocked_layout.h"
 
 #include <algorithm>
@@ -14,8 +18,11 @@
 #include "kernels/cpu/dnnl_scratchpad.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/kernel_def.h"
+#include "kernels/nchwc_layout.h"
 #include "kernels/ref/blocked_layout.h"
+#include "kernels/ref/nchwc.h"
 #include "kernels/registry.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
 namespace ferry::cpu {
@@ -86,16 +93,26 @@ class BlockedReorder : public OpKernel {
  public:
   BlockedReorder(const ir::Node& node, bool to_blocked)
       : to_blocked_(to_blocked),
-        block_(node.GetInt("block", 0)),
-        channels_(node.GetInt("channels", -1)),
+        nchwc_(node.domain() == schemas::kMsNchwcDomain),
+        channels_last_(nchwc_ && node.GetInt("channels_last", 0) != 0),
+        block_(nchwc_ ? NchwcBlockSizeFor(node) : node.GetInt("block", 0)),
+        channels_(node.GetInt("channels", nchwc_ ? 0 : -1)),
         what_(node.Describe()) {
     const std::string reason = BlockReason(node.op_type(), block_);
     if (!reason.empty()) throw UnsupportedError(node.Describe() + ": " + reason);
+    if (nchwc_ && !to_blocked_ && channels_ <= 0) {
+      throw InvalidModelError(node.Describe() + ": attribute channels = " + std::to_string(channels_) +
+                              ", expected > 0 (the logical channel count)");
+    }
   }
 
   // Every check of X, Y's shape (blocked: [N, ceil(C/b), D..., b] or [N, D..., C]; or the logical [N, C, D...]),
   // the reorder for X's shape and its scratchpad.
   void Prepare(PrepareContext& ctx) const override {
+    if (nchwc_) {
+      PrepareNchwc(ctx);
+      return;
+    }
     const InputSpec& x = ctx.tensor_input(0);
     const std::string what = ctx.Describe();
     if (x.dtype != DataType::kFloat) {
@@ -123,12 +140,37 @@ class BlockedReorder : public OpKernel {
     }
     const Shape y_shape = to_blocked_ ? BlockedShape(logical, block_) : logical;
     ctx.SetOutput(0, DataType::kFloat, y_shape);
+    Finish(ctx, logical, PlainDesc(logical, DataType::kFloat),
+           ShapeElementCount(y_shape) > 0 && ShapeElementCount(x.shape) > 0);
+  }
+
+  // com.microsoft.nchwc: X 4-D; the blocked side [N, Cp, H, W] (see the top of the file).
+  void PrepareNchwc(PrepareContext& ctx) const {
+    ref::CheckNchwcTensor(ctx, 0, "X", to_blocked_ ? 0 : block_);
+    const Shape& x = ctx.input(0).shape;
+    Shape logical = x;  // [N, C, H, W]
+    if (to_blocked_ && channels_last_) logical = {x[0], x[3], x[1], x[2]};
+    if (!to_blocked_) {
+      ref::CheckNchwcChannels(ctx, x[1], channels_, block_);
+      logical[1] = channels_;
+    }
+    const Shape y_shape = to_blocked_      ? Shape{x[0], NchwcPadded(logical[1], block_), logical[2], logical[3]}
+                          : channels_last_ ? Shape{x[0], x[2], x[3], channels_}
+                                           : logical;
+    ctx.SetOutput(0, DataType::kFloat, y_shape);
+    const dnnl::memory::desc plain = channels_last_ ? BlockedDesc(logical, 0) : PlainDesc(logical, DataType::kFloat);
+    Finish(ctx, logical, plain, ShapeElementCount(y_shape) > 0 && ShapeElementCount(x) > 0);
+  }
+
+  // The reorder between `plain` and the blocked layout of `logical` (the direction of the op), kept as the state.
+  void Finish(PrepareContext& ctx, const Shape& logical, const dnnl::memory::desc& plain, bool run) const {
+    const std::string what = ctx.Describe();
     ReorderPlan p;
     p.threads = ctx.threads();
-    p.run = ShapeElementCount(y_shape) > 0 && ShapeElementCount(x.shape) > 0;
+    p.run = run;
     if (p.run) {
       ScopedOmpThreads scope(p.threads);  // oneDNN fixes a reorder's parallel split when it is created
-      const dnnl::memory::desc plain = PlainDesc(logical, DataType::kFloat), blocked = BlockedDesc(logical, block_);
+      const dnnl::memory::desc blocked = BlockedDesc(logical, block_);
       p.from = to_blocked_ ? plain : blocked;
       p.to = to_blocked_ ? blocked : plain;
       try {
@@ -162,6 +204,8 @@ class BlockedReorder : public OpKernel {
   }
 
   bool to_blocked_;
+  bool nchwc_;          // com.microsoft.nchwc ReorderInput / ReorderOutput
+  bool channels_last_;  // nchwc: the plain side is NHWC
   int64_t block_, channels_;
   std::string what_;
 };
@@ -213,6 +257,29 @@ void RegisterBlockedLayoutKernels(KernelRegistry& r) {
          .isa = {},
          .name = "cpu.f32_reorder_from_blocked__onednn.1",
          .constraints = "block 8, 16 or 0 (channels-last); 1 to 3 spatial dims",
+         .library = "oneDNN"});
+}
+
+// --- com.microsoft.nchwc, group "nchwc": the same kernel (see the top of the file) ---
+void RegisterNchwcReorderKernels(KernelRegistry& r) {
+  const std::string domain(schemas::kMsNchwcDomain);
+  r.Add({.op = "ReorderInput",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeToBlocked,
+         .isa = {},
+         .name = "cpu.f32_nchwc_reorder_input__onednn.1",
+         .constraints = "float32; 4-D",
+         .library = "oneDNN"});
+  r.Add({.op = "ReorderOutput",
+         .domain = domain,
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeFromBlocked,
+         .isa = {},
+         .name = "cpu.f32_nchwc_reorder_output__onednn.1",
+         .constraints = "float32; 4-D",
          .library = "oneDNN"});
 }
 

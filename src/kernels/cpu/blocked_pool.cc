@@ -17,6 +17,10 @@
 // into NaN everywhere; and what oneDNN would pool on its reference implementation (dilations, and whatever else
 // its primitive descriptor reports as ref when the spatial dims are static). Prepare checks X, resolves the window
 // and builds the primitive for each input shape (its scratchpad goes to the workspace); Compute only runs it.
+// ONNX Runtime's com.microsoft.nchwc MaxPool / AveragePool / GlobalMaxPool / GlobalAveragePool are the same kernel
+// (the op names the mode, the block is the machine's NCHWc block: kernels/nchwc_layout.h): their X and Y are 4-D
+// [N, Cp, H, W] stored exactly as the blocked [N, Cp/b, H, W, b], so Prepare reads X's shape as that and declares
+// Y 4-D again; the data is the same bytes.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,7 +39,10 @@
 #include "kernels/cpu/pool_common.h"
 #include "kernels/cpu/simd_common.h"
 #include "kernels/kernel_def.h"
+#include "kernels/nchwc_layout.h"
+#include "kernels/ref/nchwc.h"
 #include "kernels/registry.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 #include "semantics/window.h"
 
@@ -53,6 +60,15 @@ Mode ParseMode(const std::string& m) {
   if (m == "GlobalMaxPool") return Mode::kGlobalMax;
   return Mode::kUnknown;
 }
+
+bool IsNchwc(const ir::Node& node) { return node.domain() == schemas::kMsNchwcDomain; }
+
+// The pool's mode name: ai.ferry's `mode` attribute, or a com.microsoft.nchwc node's op.
+std::string ModeName(const ir::Node& node) { return IsNchwc(node) ? node.op_type() : node.GetString("mode", ""); }
+
+// The block: ai.ferry's `block` attribute, or the machine's NCHWc block (throws InvalidModelError naming the node
+// for a bad FERRY_NCHWC_BLOCK).
+int64_t BlockOf(const ir::Node& node) { return IsNchwc(node) ? NchwcBlockSizeFor(node) : node.GetInt("block", 0); }
 
 // The prepared state of one input shape: X as `outer` groups of `lanes` interleaved planes ([N * Cb] x b blocked,
 // [N] x C channels-last), the window and the primitive (MaxPool / AveragePool), and the node, for oneDNN's errors.
@@ -215,14 +231,17 @@ class BlockedPool : public OpKernel {
  public:
   BlockedPool(const ir::Node& node, AverageLanesFn average, MaxPoolRowFn max_row16, MaxPoolRowFn max_row8)
       : average_(average),
-        max_row_(node.GetInt("block", 0) == 16 ? max_row16 : node.GetInt("block", 0) == 8 ? max_row8 : nullptr),
-        mode_(ParseMode(node.GetString("mode", ""))),
-        block_(node.GetInt("block", 0)),
+        max_row_(BlockOf(node) == 16  ? max_row16
+                 : BlockOf(node) == 8 ? max_row8
+                                      : nullptr),
+        mode_(ParseMode(ModeName(node))),
+        block_(BlockOf(node)),
+        nchwc_(IsNchwc(node)),
         attrs_(semantics::WindowAttrs::FromNode(node)),
         ceil_mode_(node.GetInt("ceil_mode", 0) != 0),
         count_include_pad_(node.GetInt("count_include_pad", 0) != 0) {
     if (mode_ == Mode::kUnknown) {
-      throw InvalidModelError(node.Describe() + ": mode '" + node.GetString("mode", "") + "' is not a pool");
+      throw InvalidModelError(node.Describe() + ": mode '" + ModeName(node) + "' is not a pool");
     }
     if (const std::string reason = BlockReason(node.op_type(), block_); !reason.empty()) {
       throw UnsupportedError(node.Describe() + ": " + reason);
@@ -236,7 +255,8 @@ class BlockedPool : public OpKernel {
   // thread count it will run with), its scratchpad in the workspace; the global modes run none.
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
-    const Shape& xs = x.shape;
+    if (nchwc_) ref::CheckNchwcTensor(ctx, 0, "X", block_);  // 4-D [N, Cp, H, W]: read as [N, Cp/b, H, W, b]
+    const Shape xs = nchwc_ ? Shape{x.shape[0], x.shape[1] / block_, x.shape[2], x.shape[3], block_} : x.shape;
     const std::string what = ctx.Describe();
     if (x.dtype != DataType::kFloat) {
       throw InvalidArgumentError(what + ": X must be float32, got " + ctx.InputString(0));
@@ -257,7 +277,7 @@ class BlockedPool : public OpKernel {
       if (block_ > 0) y_shape[1] = xs[1];
       y_shape.back() = plan.lanes;
       ctx.EmplaceState(std::move(plan));
-      ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+      ctx.SetOutput(0, DataType::kFloat, Declared(y_shape));
       return;
     }
     if (static_cast<int64_t>(xs.size()) - BlockedRank(2, block_) > kMaxSpatial) {
@@ -270,7 +290,7 @@ class BlockedPool : public OpKernel {
     }
     if (plan.p.has_prim) NeedScratchpad(plan.p.scratch, ctx.workspace());
     ctx.EmplaceState(std::move(plan));
-    ctx.SetOutput(0, DataType::kFloat, std::move(y_shape));
+    ctx.SetOutput(0, DataType::kFloat, Declared(y_shape));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -307,6 +327,14 @@ class BlockedPool : public OpKernel {
   }
 
  private:
+  // Y as the node declares it: the blocked shape, or for com.microsoft.nchwc [N, Cb * b, spatial...].
+  Shape Declared(const Shape& blocked) const {
+    if (!nchwc_) return blocked;
+    Shape y{blocked[0], blocked[1] * block_};
+    y.insert(y.end(), blocked.begin() + 2, blocked.end() - 1);
+    return y;
+  }
+
   // Resolves the window of X of shape `xs` into `p` and builds its primitive (call under the thread count it will
   // run with); returns Y's shape. Throws InvalidArgumentError naming `what` for a window that does not fit X.
   Shape Build(const Shape& xs, const std::string& what, PoolPrimitive* p) const {
@@ -339,13 +367,20 @@ class BlockedPool : public OpKernel {
   MaxPoolRowFn max_row_;  // the own 2-D MaxPool loop for block_; null: MaxPool on oneDNN
   Mode mode_;
   int64_t block_;
+  bool nchwc_;  // com.microsoft.nchwc: X and Y 4-D (see the top of the file)
   semantics::WindowAttrs attrs_;
   bool ceil_mode_, count_include_pad_;
 };
 
 std::string BlockedPoolPredicate(const ir::Node& node) {
-  if (std::string reason = BlockReason(node.op_type(), node.GetInt("block", 0)); !reason.empty()) return reason;
-  const std::string mode = node.GetString("mode", "");
+  int64_t block = 0;
+  try {
+    block = BlockOf(node);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (std::string reason = BlockReason(node.op_type(), block); !reason.empty()) return reason;
+  const std::string mode = ModeName(node);
   const Mode m = ParseMode(mode);
   if (m == Mode::kUnknown) return "BlockedPool: mode '" + mode + "' is not implemented on cpu";
   if (m == Mode::kMax || m == Mode::kAverage) {
@@ -366,16 +401,24 @@ std::string BlockedPoolPredicate(const ir::Node& node) {
 // With X's spatial dims static: no window may be empty where the result would not be finite (see the top of the
 // file), and oneDNN must pool it with a jit kernel.
 std::string BlockedPoolShapePredicate(const ir::Node& node) {
-  const Mode m = ParseMode(node.GetString("mode", ""));
+  const Mode m = ParseMode(ModeName(node));
   const bool count_include_pad = node.GetInt("count_include_pad", 0) != 0;
-  const int64_t block = node.GetInt("block", 0);
+  int64_t block = 0;
+  try {
+    block = BlockOf(node);
+  } catch (const Error&) {
+    return "";  // the predicate names it
+  }
   if ((m != Mode::kMax && m != Mode::kAverage) || !BlockReason(node.op_type(), block).empty()) return "";
   // The spatial dims decide (N and the blocks need not be static).
   const ir::Value* xv = node.input(0);
   const size_t first = block > 0 ? 2 : 1;  // the first spatial dim
-  if (!xv || !xv->type().is_tensor() || !xv->type().shape || xv->type().shape->size() < first + 2) return "";
+  const size_t trailing = IsNchwc(node) ? 0 : 1;  // dims after the spatial ones: ai.ferry's block (or C) dim
+  if (!xv || !xv->type().is_tensor() || !xv->type().shape || xv->type().shape->size() < first + 1 + trailing) {
+    return "";
+  }
   Shape spatial;
-  for (size_t d = first; d + 1 < xv->type().shape->size(); ++d) {
+  for (size_t d = first; d + trailing < xv->type().shape->size(); ++d) {
     const ir::Dim& dim = (*xv->type().shape)[d];
     if (!dim.is_static()) return "";
     spatial.push_back(dim.value);
@@ -394,7 +437,7 @@ std::string BlockedPoolShapePredicate(const ir::Node& node) {
           any = i >= 0 && i < g.in[d];
         }
         if (!any) {
-          return "BlockedPool: " + node.GetString("mode", "") + " with a window that holds no input element (" +
+          return "BlockedPool: " + ModeName(node) + " with a window that holds no input element (" +
                  (m == Mode::kMax ? "-inf" : "NaN") + " in the padding channels too) is not implemented on cpu";
         }
       }
@@ -445,6 +488,34 @@ void RegisterBlockedPoolKernels(KernelRegistry& r) {
       &blocked_pool_avx2::MaxPoolRow);
   def("onednn_avx2", {Isa::kAvx2, Isa::kFma}, &AverageLanesAvx2, nullptr, &blocked_pool_avx2::MaxPoolRow);
   def("onednn", {}, &AverageLanesScalar, nullptr, nullptr);
+}
+
+// --- com.microsoft.nchwc, group "nchwc": the same kernel, the op naming the mode (see the top of the file) ---
+void RegisterNchwcPoolKernels(KernelRegistry& r) {
+  const auto def = [&](const std::string& op, const std::string& impl, IsaSet isa, AverageLanesFn average,
+                       MaxPoolRowFn max_row16, MaxPoolRowFn max_row8) {
+    r.Add({.op = op,
+           .domain = std::string(schemas::kMsNchwcDomain),
+           .since = 1,
+           .types = {{"T", {DataType::kFloat}}},
+           .create =
+               [average, max_row16, max_row8](const ir::Node& node, const KernelOptions&) {
+                 return std::make_unique<BlockedPool>(node, average, max_row16, max_row8);
+               },
+           .predicate = BlockedPoolPredicate,
+           .shape_predicate = BlockedPoolShapePredicate,
+           .isa = isa,
+           .name = "cpu.f32_nchwc_" + op + "__" + impl + ".1",
+           .constraints = "float32; 2-D; block 8 or 16 (the machine's); MaxPool/AveragePool: no dilations, no "
+                          "window without an input element (MaxPool; AveragePool without count_include_pad)",
+           .library = "oneDNN"});
+  };
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}) {
+    def(op, "onednn_avx512", {Isa::kAvx512f, Isa::kAvx2, Isa::kFma}, &AverageLanesAvx512,
+        &blocked_pool_avx512::MaxPoolRow, &blocked_pool_avx2::MaxPoolRow);
+    def(op, "onednn_avx2", {Isa::kAvx2, Isa::kFma}, &AverageLanesAvx2, nullptr, &blocked_pool_avx2::MaxPoolRow);
+    def(op, "onednn", {}, &AverageLanesScalar, nullptr, nullptr);
+  }
 }
 
 }  // namespace ferry::cpu

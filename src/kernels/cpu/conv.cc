@@ -21,6 +21,13 @@
 // primitive descriptor and reading its implementation name (measured: e.g. block 8 with a 5x5 kernel dilated by
 // 2 or more is oneDNN's ref:any on nChw8c, unless brgconv takes it: see "brgconv"). Channels-last (block 0) runs
 // oneDNN's nwc / nhwc / ndhwc.
+// com.microsoft.nchwc Conv (ONNX Runtime's NCHWc layout, kernels/nchwc_layout.h): BlockedConv with ORT's tensors.
+// X and Y are 4-D [N, Cp, H, W] stored nChw{b}c (b the machine's NCHWc block), which is exactly Ferry's blocked
+// layout of that logical shape, so the primitive reads and writes them in place with no reorder; X is plain NCHW
+// (plain_input) when the conv is ungrouped with C < b. W, always an initializer there, is in ORT's blocked layout
+// (OIHWBo or OIHWBiBo): unpacked once at creation to ONNX's [M, C/group, kh, kw] (ref's NchwcFilterToPlain), then
+// packed like any constant W (the unpacked copy is freed with the rest once packed; the model's own W is never
+// read). M is a multiple of b (the transformer pads W with zero filters), so Y has no padding channels. Sum is Z.
 //
 // Activation layout of Conv and FusedConv: plain NCHW src/dst (oneDNN's GEMM path) for group-1 pointwise stride-1
 // unpadded convolutions with at least 256 output positions, where it beats reordering the activations to the
@@ -69,7 +76,10 @@
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/kernel_def.h"
+#include "kernels/nchwc_layout.h"
+#include "kernels/ref/nchwc.h"
 #include "kernels/registry.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 #include "semantics/window.h"
 
@@ -87,7 +97,7 @@ bool PreferPlainActivations(const semantics::ConvShape& cs, const FusedActivatio
   return cs.g.out_size() >= 256;
 }
 
-enum class ConvOp { kConv, kFusedConv, kBlockedConv };
+enum class ConvOp { kConv, kFusedConv, kBlockedConv, kNchwcConv };
 
 // What a node asks of the kernel, read once.
 struct ConvConfig {
@@ -98,6 +108,9 @@ struct ConvConfig {
   bool blocked = false;  // BlockedConv: Z and Y (and X unless plain_input) in the blocked layout of `block`
   int64_t block = 0;     // 8, 16, or 0: channels-last
   bool plain_input = false;
+  // com.microsoft.nchwc Conv: blocked X, Z and Y are 4-D [N, Cp, H, W] (nChw{block}c); W in ORT's blocked layout.
+  bool nchwc = false;
+  NchwcConvLayout nchwc_layout;
 
   bool blocked_x() const { return blocked && !plain_input; }
 
@@ -120,12 +133,31 @@ struct ConvConfig {
         throw UnsupportedError(node.Describe() + ": " + reason);
       }
     }
+    if (op == ConvOp::kNchwcConv) {
+      c.blocked = c.nchwc = true;
+      c.block = NchwcBlockSizeFor(node);
+      const auto w = StaticShape(node, 1);
+      if (!w) {
+        throw UnsupportedError(node.Describe() + ": W has no static shape (ORT's NCHWc transformer writes an " +
+                               "initializer): the cpu kernel unpacks it at creation");
+      }
+      if (const std::string why = NchwcConvLayoutOf(*w, c.group, c.block, &c.nchwc_layout); !why.empty()) {
+        throw InvalidModelError(node.Describe() + ": W has shape " + ShapeToString(*w) + ": " + why);
+      }
+      c.plain_input = c.nchwc_layout.plain_input;
+    }
     return c;
   }
 
   // X's logical shape [N, C, spatial...]: X itself, or for a blocked X ([N, ceil(C/b), spatial..., b], or
   // [N, spatial..., C] channels-last) with C = W[1] * group; nullopt when a blocked X does not match W.
   std::optional<Shape> LogicalX(const Shape& x, const Shape& w) const {
+    if (nchwc) {  // [N, C, H, W] itself, blocked unless plain_input (C = W[1] * group, a multiple of the block)
+      if (x.size() != 4 || w.size() != 4 || x[1] != w[1] * group || (!plain_input && x[1] % block != 0)) {
+        return std::nullopt;
+      }
+      return x;
+    }
     if (!blocked_x()) return x;
     if (w.size() < 3 || static_cast<int64_t>(x.size()) != BlockedRank(static_cast<int64_t>(w.size()), block)) {
       return std::nullopt;
@@ -280,6 +312,19 @@ int WinogradParts(const ConvConfig& c, const ConvPd& p, const Shape& x, const Sh
   return best;
 }
 
+// A com.microsoft.nchwc Conv's W, ORT's blocked layout unpacked to ONNX's [M, C/group, kh, kw] (the copy the
+// kernel packs from); null for a W that is not float32 4-D (Prepare refuses it, naming W).
+std::shared_ptr<const Tensor> NchwcPlainWeights(const ir::Node& node, const ConvConfig& c) {
+  const std::shared_ptr<const Tensor> w = ConstantInput(node, 1);
+  if (!w) {
+    throw UnsupportedError(node.Describe() + ": W is not a constant initializer (ORT's NCHWc transformer writes " +
+                           "one): the cpu kernel unpacks it at creation");
+  }
+  if (w->dtype() != DataType::kFloat || w->shape().size() != 4) return nullptr;  // Prepare refuses it, naming W
+  const std::vector<float> plain = ref::NchwcFilterToPlain(w->data<float>(), w->shape(), c.nchwc_layout, c.block);
+  return std::make_shared<const Tensor>(Tensor::FromVector(DataType::kFloat, w->shape(), plain));
+}
+
 // What Prepare resolves for one input signature: Y's geometry and the primitive Compute runs.
 struct ConvState {
   semantics::ConvShape cs;  // logical geometry (Y's logical shape is cs.y_shape)
@@ -295,9 +340,9 @@ class ConvKernel : public OpKernel {
   ConvKernel(const ir::Node& node, ConvOp op, const KernelOptions& options)
       : cfg_(ConvConfig::FromNode(node, op)),
         what_(node.Describe()),
-        weights_(ConstantInput(node, 1)),
+        weights_(cfg_.nchwc ? NchwcPlainWeights(node, cfg_) : ConstantInput(node, 1)),
         constant_(weights_ != nullptr) {
-    packed_.ShareAs(weights_);  // other nodes reading this initializer share its packed copies
+    packed_.ShareAs(ConstantInput(node, 1));  // other nodes reading this initializer share its packed copies
     // Static shapes, or static but for a symbolic batch (planned for batch 1): build the primitive and pack the
     // weights now, for the session's thread count, so that the first run does not pay for them (oneDNN takes ~90 ms
     // to transform 512x512x3x3 weights for Winograd); Prepare takes this plan when its signature matches, and the
@@ -319,7 +364,9 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  int64_t held_bytes() const override { return packed_.bytes(); }
+  int64_t held_bytes() const override {
+    return packed_.bytes() + (cfg_.nchwc && weights_ ? static_cast<int64_t>(weights_->nbytes()) : 0);
+  }
 
   // The session frees a constant W once every kernel reading it holds its own copy (docs/memory.md, "Freeing
   // weights once packed"). Possible when the plan built at creation holds W packed in a layout oneDNN can reorder
@@ -328,7 +375,15 @@ class ConvKernel : public OpKernel {
   // static (the session checks its inputs' static dims and runs with its own thread count, so the created plan is
   // the only one it asks for). From then on Compute ignores its W input.
   bool ReleaseConstantInput(size_t k) override {
-    if (k != 1 || !weights_ || !created_) return false;
+    if (k != 1) return false;
+    const bool released = ReleasePackedWeights();
+    return released || cfg_.nchwc;  // nchwc: the model's W (ORT's layout) is never read, weights_ is a copy
+  }
+
+ private:
+  // ReleaseConstantInput's rule for weights_ (above).
+  bool ReleasePackedWeights() {
+    if (!weights_ || !created_) return false;
     std::vector<const ConvPlan*> plans{created_.get()};
     if (!created_->parts.empty()) {  // only Winograd runs in parts
       if (!created_only_) return false;
@@ -349,6 +404,7 @@ class ConvKernel : public OpKernel {
     return true;
   }
 
+ public:
   // Every check of the inputs, Y's shape, the primitive for these shapes and the scratch slots it runs with.
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
@@ -359,6 +415,11 @@ class ConvKernel : public OpKernel {
     if (x.dtype != DataType::kFloat || w.dtype != DataType::kFloat) {
       throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " + ctx.InputString(0) +
                                  " and " + ctx.InputString(1));
+    }
+    if (cfg_.nchwc) {  // ORT's 4-D tensors: the messages name the NCHWc block
+      ref::CheckNchwcTensor(ctx, 0, "X", 0);
+      ref::CheckNchwcTensor(ctx, 1, "W", 0);
+      ref::CheckNchwcConvInput(ctx, cfg_.nchwc_layout, cfg_.group, cfg_.block);
     }
     const std::optional<Shape> logical = cfg_.LogicalX(x.shape, w.shape);
     if (!logical) {
@@ -384,7 +445,7 @@ class ConvKernel : public OpKernel {
       throw UnsupportedError(what + ": X has logical rank " + std::to_string(logical->size()) + " (" +
                              ctx.InputString(0) + "); the cpu kernel runs 1-D to 3-D convolutions (rank 3 to 5)");
     }
-    s.y_shape = cfg_.blocked ? BlockedShape(s.cs.y_shape, cfg_.block) : s.cs.y_shape;
+    s.y_shape = cfg_.blocked && !cfg_.nchwc ? BlockedShape(s.cs.y_shape, cfg_.block) : s.cs.y_shape;
     if (cfg_.has_z) {
       if (!z) throw InvalidArgumentError(what + ": input Z is declared but not given");
       if (z->dtype != DataType::kFloat || z->shape != s.y_shape) {
@@ -660,6 +721,35 @@ std::string BlockedConvShapePredicate(const ir::Node& node) {
   return "";
 }
 
+// com.microsoft.nchwc Conv: a constant W ORT's transformer could have written (nchwc_layout.h) and an activation the
+// cpu kernels run; anything else goes to ref, whose Prepare names what is wrong.
+std::string NchwcConvPredicate(const ir::Node& node) {
+  FusedActivation act;
+  if (std::string reason = FusedActivation::Parse(node, &act); !reason.empty()) return reason;
+  // An initializer no feed overrides: ConstantInput, or (`ferry check`, which does not load the weights) a typed
+  // value no node produces.
+  const ir::Value* wv = node.input(1);
+  const bool constant = wv && (wv->is_initializer() || !wv->producer()) && wv->owner() &&
+                        std::find(wv->owner()->inputs().begin(), wv->owner()->inputs().end(), wv) ==
+                            wv->owner()->inputs().end();
+  const auto w = StaticShape(node, 1);
+  if (!w || !constant) {
+    return "com.microsoft.nchwc Conv: W is not a constant initializer; the cpu kernel unpacks ORT's blocked W at "
+           "creation";
+  }
+  int64_t block = 0;
+  try {
+    block = NchwcBlockSize();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  NchwcConvLayout layout;
+  if (std::string why = NchwcConvLayoutOf(*w, node.GetInt("group", 1), block, &layout); !why.empty()) {
+    return "com.microsoft.nchwc Conv: W has shape " + ShapeToString(*w) + ": " + why;
+  }
+  return "";
+}
+
 std::unique_ptr<OpKernel> MakeConv(const ir::Node& node, const KernelOptions& options) {
   return std::make_unique<ConvKernel>(node, ConvOp::kConv, options);
 }
@@ -668,6 +758,9 @@ std::unique_ptr<OpKernel> MakeFusedConv(const ir::Node& node, const KernelOption
 }
 std::unique_ptr<OpKernel> MakeBlockedConv(const ir::Node& node, const KernelOptions& options) {
   return std::make_unique<ConvKernel>(node, ConvOp::kBlockedConv, options);
+}
+std::unique_ptr<OpKernel> MakeNchwcConv(const ir::Node& node, const KernelOptions& options) {
+  return std::make_unique<ConvKernel>(node, ConvOp::kNchwcConv, options);
 }
 
 }  // namespace
@@ -698,6 +791,19 @@ void RegisterFusedConvKernels(KernelRegistry& r) {
          .name = "cpu.f32_fused_conv__onednn.1",
          .constraints = "float32; 1-D to 3-D; activation Clip only with min <= max",
          .library = "oneDNN"});
+  // com.microsoft::FusedConv (ONNX Runtime's conv + activation fusion): the same attributes and definition, ONNX
+  // Runtime's activation names rows of the same table (semantics/fused_activation.h).
+  r.Add({.op = "FusedConv",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeFusedConv,
+         .predicate = FusedConvPredicate,
+         .shape_predicate = ConvShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_ms_fused_conv__onednn.1",
+         .constraints = "float32; 1-D to 3-D; activation Clip only with min <= max",
+         .library = "oneDNN"});
   r.Add({.op = "BlockedConv",
          .domain = domain,
          .since = 1,
@@ -710,6 +816,22 @@ void RegisterFusedConvKernels(KernelRegistry& r) {
          .constraints = "float32; 1-D to 3-D; block 8, 16 or 0 (channels-last); only what oneDNN runs with a jit "
                         "kernel: blocks 8/16 group only 2-D depthwise or with C/group, M/group multiples of the "
                         "block, plain_input only with C < block; channels-last no plain_input",
+         .library = "oneDNN"});
+}
+
+// --- com.microsoft.nchwc, group "nchwc" ---
+void RegisterNchwcConvKernels(KernelRegistry& r) {
+  r.Add({.op = "Conv",
+         .domain = std::string(schemas::kMsNchwcDomain),
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeNchwcConv,
+         .predicate = NchwcConvPredicate,
+         .shape_predicate = ConvShapePredicate,
+         .isa = {},
+         .name = "cpu.f32_nchwc_conv__onednn.1",
+         .constraints = "float32; 2-D; W a constant initializer in ORT's NCHWc layout; activation Clip only with "
+                        "min <= max",
          .library = "oneDNN"});
 }
 
