@@ -13,7 +13,8 @@
 //   - AVX2, fewer channels: per channel plane, 8 pixels at a time with masked gathers;
 //   - scalar: per channel plane, pixel by pixel.
 // Both AVX2 paths fuse each multiply-add, so they give the same bits. A plane of 2^31 or more elements (no 32-bit
-// gather offsets) takes the channels-last path or the scalar sum.
+// gather offsets) takes the channels-last path or the scalar sum. com.microsoft::GridSample-1 (ONNX Runtime's
+// contrib op, GridSample-16's computation) is served by the same variants.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -291,6 +292,20 @@ void RegisterGridSampleKernels(KernelRegistry& r) {
              .name = "cpu.f32_gridsample__" + std::string(v.impl) + "." + std::to_string(since),
              .constraints = "float32 X and grid"});
     }
+  }
+  for (const auto& v : variants) {
+    const SumTaps32 sum = v.sum;
+    const SumTapsCl cl = v.cl;
+    r.Add({.op = "GridSample",
+           .domain = "com.microsoft",
+           .since = 1,
+           .types = {{"T1", f32}, {"T2", f32}},
+           .create = [sum, cl](const ir::Node& node, const KernelOptions&) {
+             return std::make_unique<GridSample>(node, sum, cl);
+           },
+           .isa = v.isa,
+           .name = "cpu.com.microsoft.f32_gridsample__" + std::string(v.impl) + ".1",
+           .constraints = "float32 X and grid"});
   }
 }
 

@@ -2,7 +2,7 @@
 // two dimensions and zeroes the rest; k is the optional scalar input 1 (read on the host). Each row is one memcpy of
 // its kept run and memsets of the rest (all-zero bytes are zero in every byte-sized type), rows split over
 // threads when the tensor is large. Prepare checks the shapes and k's dtype; k's value is read by Compute (the
-// run's data), as in ref.
+// run's data), as in ref. com.microsoft::Trilu-1 (ONNX Runtime's contrib op) is the same op: this kernel serves both.
 #include <algorithm>
 #include <cstring>
 
@@ -11,6 +11,7 @@
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/ms_types.h"
 #include "kernels/registry.h"
 
 namespace ferry::cpu {
@@ -83,6 +84,13 @@ void RegisterTriluKernels(KernelRegistry& r) {
          .create = MakeKernel<Trilu>,
          .host_inputs = {1},
          .name = "cpu.any_trilu__memcpy.14"});
+  r.Add({.op = "Trilu",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", ref::MsTriluTypes()}},
+         .create = MakeKernel<Trilu>,
+         .host_inputs = {1},
+         .name = "cpu.com.microsoft.any_trilu__memcpy.1"});
 }
 
 }  // namespace ferry::cpu

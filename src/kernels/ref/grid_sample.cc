@@ -7,6 +7,11 @@
 // half to even in every rank (the ONNX volumetric test data expects that, not std::round).
 // X may be any type: complex interpolates its real and imaginary parts; bool and string only take samples
 // (mode nearest; zeros padding gives false / ""), the predicate refuses the interpolating modes for them.
+// com.microsoft::GridSample-1 (ONNX Runtime's contrib op from before ONNX had it) is GridSample-16 (4-D, modes
+// bilinear / nearest / bicubic; node.opset() is its domain's, 1) as ONNX Runtime computes it: border and
+// reflection pad the taps only, not the coordinate first (the same samples for nearest and linear; for bicubic near
+// the border the taps past it repeat or mirror the edge pixels at the unclamped weights). This kernel serves it, X
+// and Grid of one float type (its schema's T1 for both; Y, T2, has X's type).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -183,6 +188,7 @@ GridSampleAttributes ParseGridSampleAttributes(const ir::Node& node) {
   GridSampleAttributes a;
   a.opset = node.opset();
   a.align_corners = node.GetInt("align_corners", 0) != 0;
+  a.pad_coordinate = node.domain() != "com.microsoft";
   const std::string mode = GridSampleModeName(node);
   if (mode == "linear" || mode == "bilinear") {
     a.mode = GridSampleMode::kLinear;
@@ -265,11 +271,20 @@ void GridSampleTaps(const GridSampleAttributes& attrs, double v, int64_t d, int6
   if (!std::isfinite(x)) return;
   if (attrs.mode == GridSampleMode::kNearest) x = std::nearbyint(x);  // half to even (the volumetric data agrees)
   const double lo = align ? 0.0 : -0.5, hi = align ? dd - 1 : dd - 0.5;
-  if (x < lo || x > hi) {
+  if (attrs.pad_coordinate && (x < lo || x > hi)) {
     if (padding == GridSamplePadding::kBorder) x = std::clamp(x, 0.0, dd - 1);
     if (padding == GridSamplePadding::kReflection) x = Reflect(x, lo, hi);
   }
-  if (x < -8 || x > dd + 8) return;  // zeros padding far outside: every tap is 0
+  if (!attrs.pad_coordinate && padding != GridSamplePadding::kZeros && (x < lo - 8 || x > hi + 8)) {
+    // Taps-only padding: x is brought near the image without changing any tap's pixel or weight.
+    if (padding == GridSamplePadding::kBorder || hi <= lo) {
+      x = std::clamp(x, lo - 8, hi + 8);  // every tap an edge pixel (or the one pixel) either way
+    } else if (padding == GridSamplePadding::kReflection) {
+      const double period = 2 * (hi - lo);  // an integer: the shift moves every tap by whole periods
+      x -= period * std::floor((x - lo) / period);
+    }
+  }
+  if (padding == GridSamplePadding::kZeros && (x < -8 || x > dd + 8)) return;  // far outside: every tap is 0
   auto fetch = [&](int64_t i) -> int64_t {
     if (padding == GridSamplePadding::kZeros) return i >= 0 && i < d ? i * stride : -1;
     if (padding == GridSamplePadding::kBorder) return std::clamp<int64_t>(i, 0, d - 1) * stride;
@@ -320,6 +335,11 @@ void RegisterGridSampleKernels(KernelRegistry& r) {
          .create = MakeKernel<GridSample>,
          .predicate = GridSamplePredicate,
          .constraints = constraints});
+  r.Add({.op = "GridSample",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T1", t2}, {"T2", t2}},
+         .create = MakeKernel<GridSample>});
 }
 
 }  // namespace ferry::ref

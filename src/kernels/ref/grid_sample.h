@@ -22,6 +22,10 @@ struct GridSampleAttributes {
   bool align_corners = false;
   GridSampleMode mode = GridSampleMode::kLinear;
   GridSamplePadding padding = GridSamplePadding::kZeros;
+  // ONNX (its reference): border / reflection first clamp / reflect the un-normalized coordinate, then fetch the
+  // taps with the padding rule. com.microsoft::GridSample (ONNX Runtime's kernel): only the taps are padded, which
+  // gives the same samples for nearest and linear but other ones for cubic near the border.
+  bool pad_coordinate = true;
   // Taps per spatial dim: 1 (nearest), 2 (linear) or 4 (cubic).
   int taps() const { return mode == GridSampleMode::kNearest ? 1 : mode == GridSampleMode::kLinear ? 2 : 4; }
 };

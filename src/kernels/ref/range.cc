@@ -1,6 +1,7 @@
 // Range: [start, start + delta, ...) up to `limit` (exclusive), max(ceil((limit - start) / delta), 0) elements.
 // Integers count exactly; float16/bfloat16 compute through float (opset 27 stash_type=1, the default) or by
-// successive additions rounded to the type (any other stash_type).
+// successive additions rounded to the type (any other stash_type). com.microsoft::Range-1 (ONNX Runtime's contrib op)
+// is the same op with delta optional (1 when absent); this kernel serves both.
 #include <cmath>
 
 #include "kernels/kernel_def.h"
@@ -48,22 +49,24 @@ class Range : public OpKernel {
 
   // The output length when start, limit and delta are constants; dynamic otherwise.
   void Prepare(PrepareContext& ctx) const override {
-    const InputSpec* in[] = {&ctx.tensor_input(0), &ctx.tensor_input(1), &ctx.tensor_input(2)};
+    const bool has_delta = ctx.has_input(2);  // only com.microsoft::Range may omit it
+    const InputSpec* in[] = {&ctx.tensor_input(0), &ctx.tensor_input(1),
+                             has_delta ? &ctx.tensor_input(2) : &ctx.tensor_input(0)};
     for (const InputSpec* t : in) {
       if (ShapeElementCount(t->shape) != 1 || t->dtype != in[0]->dtype) {
         auto str = [](const InputSpec* x) { return std::string(DataTypeName(x->dtype)) + ShapeToString(x->shape); };
         throw InvalidArgumentError(ctx.Describe() + ": start, limit and delta must be scalars of one type, got " +
-                                   str(in[0]) + ", " + str(in[1]) + ", " + str(in[2]));
+                                   str(in[0]) + ", " + str(in[1]) + ", " + (has_delta ? str(in[2]) : "no delta"));
       }
     }
     const Tensor* start = ctx.constant(0);
     const Tensor* limit = ctx.constant(1);
-    const Tensor* delta = ctx.constant(2);
-    if (!start || !limit || !delta) return ctx.SetOutputDynamic(0);
+    const Tensor* delta = has_delta ? ctx.constant(2) : nullptr;
+    if (!start || !limit || (has_delta && !delta)) return ctx.SetOutputDynamic(0);
     int64_t n = 0;
     Dispatch(RangeTypes{}, in[0]->dtype, ctx.Describe(), [&](auto tag) {
       using T = decltype(tag);
-      n = RangeCount(start->data<T>()[0], limit->data<T>()[0], delta->data<T>()[0], ctx);
+      n = RangeCount(start->data<T>()[0], limit->data<T>()[0], delta ? delta->data<T>()[0] : T(1), ctx);
     });
     ctx.EmplaceState(n);
     ctx.SetOutput(0, in[0]->dtype, {n});
@@ -72,11 +75,12 @@ class Range : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& start_t = ctx.required_input(0);
     const Tensor& limit_t = ctx.required_input(1);
-    const Tensor& delta_t = ctx.required_input(2);
+    const Tensor* delta_t = ctx.input(2);  // absent: 1 (com.microsoft::Range)
     const int64_t* prepared = ctx.state_if_any<int64_t>();
     Dispatch(RangeTypes{}, start_t.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
-      const T start = start_t.data<T>()[0], limit = limit_t.data<T>()[0], delta = delta_t.data<T>()[0];
+      const T start = start_t.data<T>()[0], limit = limit_t.data<T>()[0];
+      const T delta = delta_t ? delta_t->data<T>()[0] : T(1);
       const int64_t n = prepared ? *prepared : RangeCount(start, limit, delta, ctx);
       Tensor& y = prepared ? ctx.Output(0) : ctx.Output(0, start_t.dtype(), {n});
       T* out = y.data<T>();
@@ -114,6 +118,12 @@ void RegisterRangeKernels(KernelRegistry& r) {
          .types = {{"T",
                     {DataType::kFloat, DataType::kDouble, DataType::kInt16, DataType::kInt32, DataType::kInt64,
                      DataType::kFloat16, DataType::kBFloat16}}},
+         .create = MakeKernel<Range>,
+         .host_inputs = {0, 1, 2}});
+  r.Add({.op = "Range",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat, DataType::kDouble, DataType::kInt16, DataType::kInt32, DataType::kInt64}}},
          .create = MakeKernel<Range>,
          .host_inputs = {0, 1, 2}});
 }

@@ -1,10 +1,12 @@
 // Trilu: keeps the upper (upper=1: j >= i + k) or lower (upper=0: j <= i + k) triangle of each matrix in the
 // last two dimensions and zeroes the rest. k is the optional scalar input 1. Prepare checks the shapes.
+// com.microsoft::Trilu (ONNX Runtime's contrib op from before ONNX had it) is the same op; this kernel serves both.
 #include <algorithm>
 
 #include "kernels/kernel_def.h"
 #include "kernels/ref/common.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/ms_types.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -61,6 +63,13 @@ class Trilu : public OpKernel {
 
 void RegisterTriluKernels(KernelRegistry& r) {
   r.Add({.op = "Trilu", .since = 14, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Trilu>,
+         .host_inputs = {1}});
+  // com.microsoft::Trilu-1: the types of its schema.
+  r.Add({.op = "Trilu",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", MsTriluTypes()}},
+         .create = MakeKernel<Trilu>,
          .host_inputs = {1}});
 }
 

@@ -5,6 +5,10 @@
 // by real part, then imaginary part; a complex number with a NaN part counts as NaN (all such compare equal and
 // sort last, as the real NaNs do; numpy's own grouping of complex NaNs depends on where they sort). Prepare checks
 // the axis; the outputs but the inverse indices are dynamic (their length is the number of distinct entries).
+// com.microsoft::Unique-1 (ONNX Runtime's contrib op) is this kernel too, with its differences: a 1-D x only, the
+// values in order of first occurrence, outputs (y, idx, counts) where idx is the inverse indices, and every NaN a
+// distinct value (ONNX Runtime keys a hash map by the float, and NaN != NaN); -0 and +0 are one value (y keeps
+// the first seen) in both ops.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -16,6 +20,8 @@
 #include "kernels/ref/common.h"
 #include "kernels/ref/complex_types.h"
 #include "kernels/ref/copy_util.h"
+#include "kernels/ref/ms_types.h"
+#include "kernels/ref/unique.h"
 #include "kernels/registry.h"
 
 namespace ferry::ref {
@@ -59,12 +65,18 @@ int Compare(const T& a, const T& b) {
 class Unique : public OpKernel {
  public:
   explicit Unique(const ir::Node& node)
-      : has_axis_(node.has_attr("axis")), axis_(node.GetInt("axis", 0)), sorted_(node.GetInt("sorted", 1) != 0) {}
+      : contrib_(node.domain() == "com.microsoft"),
+        has_axis_(node.has_attr("axis")),
+        axis_(node.GetInt("axis", 0)),
+        sorted_(!contrib_ && node.GetInt("sorted", 1) != 0) {}
 
   // The axis and the slices' layout; Y, indices and counts are the data's (dynamic), the inverse indices have
   // one entry per slice.
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
+    if (contrib_ && x.shape.size() != 1) {
+      throw InvalidArgumentError(ctx.Describe() + ": input 'x' must be 1-D, got " + ctx.InputString(0));
+    }
     Plan p;
     p.shape = has_axis_ ? x.shape : Shape{ShapeElementCount(x.shape)};
     const auto rank = static_cast<int64_t>(p.shape.size());
@@ -79,7 +91,7 @@ class Unique : public OpKernel {
       if (d > p.axis) p.inner *= p.shape[static_cast<size_t>(d)];
     }
     for (int i = 0; i < ctx.output_count(); ++i) ctx.SetOutputDynamic(i);
-    if (ctx.output_count() > 2) ctx.SetOutput(2, DataType::kInt64, {p.n});
+    if (ctx.output_count() > inverse_output()) ctx.SetOutput(inverse_output(), DataType::kInt64, {p.n});
     ctx.EmplaceState(std::move(p));
   }
 
@@ -96,12 +108,16 @@ class Unique : public OpKernel {
     Dispatch(AllTypesWithComplex{}, x.dtype(), ctx, [&](auto tag) {
       using T = decltype(tag);
       const T* p = x.data<T>();
+      const bool distinct_nans = contrib_;  // contrib: 1-D, so slice a is element a
       auto cmp = [&](int64_t a, int64_t b) {
         for (int64_t o = 0; o < outer; ++o) {
           for (int64_t i = 0; i < inner; ++i) {
             int c = Compare(p[(o * n + a) * inner + i], p[(o * n + b) * inner + i]);
             if (c) return c;
           }
+        }
+        if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+          if (distinct_nans && a != b && IsNaN(p[a])) return a < b ? -1 : 1;  // NaNs sort last, by position
         }
         return 0;
       };
@@ -127,7 +143,8 @@ class Unique : public OpKernel {
     Tensor& y = ctx.Output(0, x.dtype(), y_shape);
     Tensor indices(DataType::kInt64, {u}), counts(DataType::kInt64, {u});
     Tensor inverse_scratch;
-    Tensor& inverse = ctx.output_count() > 2 ? ctx.Output(2) : (inverse_scratch = Tensor(DataType::kInt64, {n}));
+    Tensor& inverse = ctx.output_count() > inverse_output() ? ctx.Output(inverse_output())
+                                                            : (inverse_scratch = Tensor(DataType::kInt64, {n}));
     // Every registered dtype has a storage layout: the description is never used.
     DispatchElements(x.dtype(), std::string(), [&](auto acc) {
       using A = decltype(acc);
@@ -144,11 +161,16 @@ class Unique : public OpKernel {
       inverse.data<int64_t>()[i] = at;
       ++counts.data<int64_t>()[at];
     }
-    if (ctx.output_count() > 1) ctx.SetOutput(1, Value(indices));
-    if (ctx.output_count() > 3) ctx.SetOutput(3, Value(counts));
+    if (!contrib_ && ctx.output_count() > 1) ctx.SetOutput(1, Value(indices));
+    if (ctx.output_count() > counts_output()) ctx.SetOutput(counts_output(), Value(counts));
   }
 
  private:
+  // The outputs' positions: (Y, indices, inverse_indices, counts) in ai.onnx, (y, idx, counts) in com.microsoft.
+  int inverse_output() const { return contrib_ ? 1 : 2; }
+  int counts_output() const { return contrib_ ? 2 : 3; }
+
+  bool contrib_;
   bool has_axis_;
   int64_t axis_;
   bool sorted_;
@@ -162,6 +184,15 @@ void RegisterUniqueKernels(KernelRegistry& r) {
          .types = {{"T", dtypes::Concat(dtypes::Numeric(), {DataType::kBool, DataType::kString, DataType::kComplex64,
                                                              DataType::kComplex128})}},
          .create = MakeKernel<Unique>});
+  r.Add({.op = "Unique",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", MsAllTensorTypes()}},
+         .create = MakeKernel<Unique>});
+}
+
+std::unique_ptr<OpKernel> CreateUniqueKernel(const ir::Node& node, const KernelOptions& options) {
+  return MakeKernel<Unique>(node, options);
 }
 
 }  // namespace ferry::ref

@@ -481,6 +481,17 @@ void TfIdfVectorizer(InferenceContext& ctx) {
 
 void NonMaxSuppression(InferenceContext& ctx) { ctx.SetOutputShape(0, {UnknownDim(), ir::Dim::Static(3)}); }
 
+// com.microsoft::WordConvEmbedding: Sequence [words, chars], W [embedding_size, 1, window, char_dim] -> Y [words,
+// embedding_size].
+void WordConvEmbedding(InferenceContext& ctx) {
+  const Dims* seq = ctx.input_shape(0);
+  const Dims* w = ctx.input_shape(1);
+  if (seq && seq->size() != 2) ctx.Fail("input Sequence " + ctx.InputString(0) + " must have rank 2");
+  if (w && w->size() != 4) ctx.Fail("input W " + ctx.InputString(1) + " must have rank 4");
+  if (!seq && !w) return;
+  ctx.SetOutputShape(0, {seq ? (*seq)[0] : UnknownDim(), w ? (*w)[0] : UnknownDim()});
+}
+
 }  // namespace
 
 void RegisterTensorShapeInference(SchemaRegistry& r) {
@@ -500,6 +511,7 @@ void RegisterTensorShapeInference(SchemaRegistry& r) {
   r.SetInference("", "Compress", 1, Compress);
   r.SetInference("", "Unique", 1, Unique);
   r.SetInference(kMsDomain, "Unique", 1, Unique);  // no axis: 1-D outputs of data-dependent length
+  r.SetInference(kMsDomain, "WordConvEmbedding", 1, WordConvEmbedding);
   r.SetInference("", "NonMaxSuppression", 1, NonMaxSuppression);
   r.SetInference("", "TfIdfVectorizer", 1, TfIdfVectorizer);
 }
