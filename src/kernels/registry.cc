@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/refused_ops.h"
 #include "schemas/schema.h"
 #include "schemas/validate.h"
 
@@ -99,6 +100,8 @@ SupportResult KernelRegistry::Query(const ir::Node& node, const std::vector<Data
     } else {
       result.layer = FailureLayer::kKernel;
       result.reason = "backend '" + backend_ + "' has no kernel for " + node.op_type();
+      const std::string_view refused = RefusedOpReason(domain, node.op_type());
+      if (!refused.empty()) result.reason += ": " + std::string(refused);
     }
     return result;
   }

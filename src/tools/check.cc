@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "ferry/error.h"
 #include "kernels/cpu/dnnl_isa.h"
+#include "kernels/refused_ops.h"
 #include "legalize/legalize.h"
 #include "runtime/flops.h"
 #include "runtime/pipeline.h"
@@ -104,6 +105,10 @@ std::string KernelRemedy(const ir::Node& n, const std::vector<std::string>& list
   if (origin == schemas::OpOrigin::kOrtContrib || origin == schemas::OpOrigin::kOrtConvention) {
     from = std::string(schemas::OriginName(origin)) + " " + DomainName(schemas::CanonicalDomain(n.domain())) +
            "::" + n.op_type() + ": ";
+  }
+  // An op no backend implements by decision (kernels/refused_ops.h): its reason says what to do instead.
+  if (const std::string_view refused = RefusedOpReason(n.domain(), n.op_type()); !refused.empty()) {
+    return from + std::string(refused);
   }
   std::vector<std::string> others;
   for (const std::string& name : BackendNames()) {

@@ -13,6 +13,7 @@
 #include "core/isa.h"
 #include "ferry/error.h"
 #include "kernels/cpu/dnnl_isa.h"
+#include "kernels/refused_ops.h"
 #include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
@@ -352,6 +353,8 @@ std::string OpsMatrixText(const OpsMatrix& m) {
     const bool onnx = e.origin == schemas::OriginName(schemas::OpOrigin::kOnnx);
     out << e.op << (e.domain.empty() ? "" : " (" + e.domain + (onnx ? "" : ", " + e.origin) + ")")
         << ": schema versions " << VersionsText(e) << "\n";
+    const std::string_view refused = RefusedOpReason(e.domain, e.op);
+    if (!refused.empty()) out << "  no backend implements it: " << refused << "\n";
     for (const auto& b : m.backends) {
       const OpsBackendSupport* s = e.Find(b);
       if (!s) {
@@ -411,6 +414,9 @@ std::string OpsMatrixJson(const OpsMatrix& m) {
     o["deprecated_versions"] = e.deprecated_versions;
     o["newest_version"] = e.newest_version;
     o["origin"] = e.origin;
+    if (const std::string_view refused = RefusedOpReason(e.domain, e.op); !refused.empty()) {
+      o["refused"] = std::string(refused);  // kernels/refused_ops.h: no backend implements it, and why
+    }
     o["support"] = Json::array();
     with_schema += !e.versions.empty();
     if (e.support.empty()) none.push_back(QualifiedName(e));
@@ -510,6 +516,15 @@ std::string OpsMatrixMarkdown(const OpsMatrix& m) {
     out << "\n";
   }
   out << "\nNo kernel in any backend: " << (none.empty() ? "none" : Join(none, ", ")) << ".\n";
+  std::vector<std::string> refused;
+  for (const auto& e : m.ops) {
+    const std::string_view reason = RefusedOpReason(e.domain, e.op);
+    if (!reason.empty()) refused.push_back("`" + QualifiedName(e) + "`: " + std::string(reason));
+  }
+  if (!refused.empty()) {
+    out << "\nNot implemented by any backend, by decision (`src/kernels/refused_ops.h`):\n\n";
+    for (const std::string& r : refused) out << "- " << r << "\n";
+  }
 
   for (const auto& d : domains) {
     out << "\n## " << DomainDisplayName(d) << "\n\n";

@@ -10,6 +10,7 @@
 //             "deprecated_versions": [],                   // those marked deprecated (not live)
 //             "newest_version": 14,                        // 0 when Ferry has no schema for the op
 //             "origin": "ONNX",                            // schemas::OriginName of the newest version
+//             "refused": "...",                            // only for kernels/refused_ops.h's ops: the reason
 //             "support": [                                 // backends with at least one kernel, priority order
 //               {"backend": "ref", "ranges": "1-5, 6-12, 13, 14+",
 //                "complete": true,                         // every live opset from the first version is covered

@@ -8,6 +8,8 @@
 // count (oneDNN fixes a primitive's parallel split at creation), kept as the signature's state with the scratch
 // slots it needs; creation builds it already, packing the weights, when shapes are static.
 // Activations go through the blocked layouts oneDNN picks (format_tag::any), as for Conv's spatial kernels.
+// com.microsoft::ConvTransposeWithDynamicPads runs here when its Pads input (2; the bias is input 3) is a constant
+// initializer or absent: the same kernel with those pads in place of the attribute (other Pads go to ref).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/kernel_def.h"
+#include "kernels/ref/common.h"
 #include "kernels/registry.h"
 #include "semantics/window.h"
 
@@ -42,11 +45,12 @@ struct DeconvState {
 class ConvTranspose : public OpKernel {
  public:
   ConvTranspose(const ir::Node& node, const KernelOptions& options)
-      : attrs_(semantics::ConvTransposeAttrs::FromNode(node)),
+      : attrs_(AttrsOf(node)),
         group_(attrs_.group),
         what_(node.Describe()),
         weights_(ConstantInput(node, 1)),
-        has_bias_(node.input(2) != nullptr) {
+        bias_input_(node.op_type() == "ConvTransposeWithDynamicPads" ? 3 : 2),
+        has_bias_(node.input(static_cast<size_t>(bias_input_)) != nullptr) {
     packed_.ShareAs(weights_);  // other nodes reading this initializer share its packed copies
     // Static shapes: build the primitive (and pack the weights) now, for the session's thread count; Prepare takes
     // it when its signature matches. A shape error is Prepare's to report, naming the model and the input at fault.
@@ -72,7 +76,7 @@ class ConvTranspose : public OpKernel {
   void Prepare(PrepareContext& ctx) const override {
     const InputSpec& x = ctx.tensor_input(0);
     const InputSpec& w = ctx.tensor_input(1);
-    const InputSpec* bias = ctx.has_input(2) ? &ctx.tensor_input(2) : nullptr;
+    const InputSpec* bias = ctx.has_input(bias_input_) ? &ctx.tensor_input(bias_input_) : nullptr;
     const std::string what = ctx.Describe();
     if (x.dtype != DataType::kFloat || w.dtype != DataType::kFloat) {
       throw InvalidArgumentError(what + ": X and W must be float32 on this kernel, got " + ctx.InputString(0) +
@@ -86,7 +90,7 @@ class ConvTranspose : public OpKernel {
     }
     const DeconvShape& s = st.s;
     if (bias && (bias->shape.size() != 1 || bias->shape[0] != s.out_channels || bias->dtype != x.dtype)) {
-      throw InvalidArgumentError(what + ": bias B is " + ctx.InputString(2) + ", expected float32[" +
+      throw InvalidArgumentError(what + ": bias B is " + ctx.InputString(bias_input_) + ", expected float32[" +
                                  std::to_string(s.out_channels) + "]");
     }
     if (bias == nullptr && has_bias_) throw InvalidArgumentError(what + ": bias B is declared but not given");
@@ -110,7 +114,7 @@ class ConvTranspose : public OpKernel {
     const DeconvShape& s = p.s;
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
-    const Tensor* bias = ctx.input(2);
+    const Tensor* bias = ctx.input(bias_input_);
     Tensor& y = ctx.OutputUninitialized(0);  // every element written below
     if (y.size() == 0) return;
     const float* b = bias ? bias->data<float>() : nullptr;
@@ -130,6 +134,17 @@ class ConvTranspose : public OpKernel {
   }
 
  private:
+  // The attributes; for ConvTransposeWithDynamicPads with the constant Pads input as the pads (the predicate
+  // sends any other Pads to ref).
+  static semantics::ConvTransposeAttrs AttrsOf(const ir::Node& node) {
+    semantics::ConvTransposeAttrs a = semantics::ConvTransposeAttrs::FromNode(node);
+    if (node.op_type() != "ConvTransposeWithDynamicPads") return a;
+    if (const auto pads = ConstantInput(node, 2)) {
+      a.window.pads = ref::ReadInt64s(*pads, node.Describe() + ": input 'Pads'");
+    }
+    return a;
+  }
+
   static bool Covered(const DeconvShape& s) {
     return std::all_of(s.covered.begin(), s.covered.end(), [](int64_t e) { return e > 0; });
   }
@@ -223,6 +238,7 @@ class ConvTranspose : public OpKernel {
   int64_t group_;
   std::string what_;
   std::shared_ptr<const Tensor> weights_;  // constant W (packed into each plan), or null
+  int bias_input_;                         // 2; 3 for ConvTransposeWithDynamicPads
   bool has_bias_;
   mutable PackedWeights packed_;  // internally locked: Prepare may run for two signatures at once
   // The plan built at creation (static shapes), for X created_x_, W created_w_ and created_threads_ threads; null
@@ -266,6 +282,22 @@ void RegisterConvTransposeKernels(KernelRegistry& r) {
          .isa = {},
          .name = "cpu.f32_conv_transpose__onednn.1",
          .constraints = "float32; 1-D to 3-D; opsets 1-10: no auto_pad=SAME_*, no output_shape",
+         .library = "oneDNN"});
+  r.Add({.op = "ConvTransposeWithDynamicPads",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat}}},
+         .create = MakeKernel<ConvTranspose>,
+         .predicate = [](const ir::Node& node) -> std::string {
+           return node.input(2) == nullptr || ConstantInput(node, 2)
+                      ? ""
+                      : "ConvTransposeWithDynamicPads: input Pads is not a constant initializer (the cpu kernel "
+                        "builds its primitive for known pads)";
+         },
+         .shape_predicate = ConvTransposeShapePredicate,
+         .isa = {},
+         .name = "cpu.com.microsoft.f32_conv_transpose__onednn.1",
+         .constraints = "float32; 1-D to 3-D; Pads a constant initializer",
          .library = "oneDNN"});
 }
 

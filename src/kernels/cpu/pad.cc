@@ -198,6 +198,21 @@ void RegisterPadKernels(KernelRegistry& r) {
          .create = MakeKernel<Pad>,
          .host_inputs = {1, 2, 3},
          .name = "cpu.any_pad__strided.11"});
+  // com.microsoft::Pad (ONNX Runtime's Pad with pads and value as inputs): the same kernel, without mode wrap.
+  r.Add({.op = "Pad",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat, DataType::kDouble, DataType::kFloat16}}},
+         .create = MakeKernel<Pad>,
+         .predicate = [](const ir::Node& node) -> std::string {
+           const std::string mode = node.GetString("mode", "constant");
+           return mode == "constant" || mode == "edge" || mode == "reflect"
+                      ? ""
+                      : "com.microsoft::Pad: mode '" + mode + "' is not one of constant, edge, reflect";
+         },
+         .host_inputs = {1, 2},
+         .name = "cpu.com.microsoft.any_pad__strided.1",
+         .constraints = "mode=wrap is not a com.microsoft::Pad mode"});
 }
 
 }  // namespace ferry::cpu

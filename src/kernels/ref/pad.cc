@@ -74,7 +74,9 @@ namespace {
 
 class Pad : public OpKernel {
  public:
-  explicit Pad(const ir::Node& node) : opset_(node.opset()), mode_(ReadPadMode(node)) {
+  // com.microsoft::Pad reads its inputs as ONNX Pad-11 does (pads [2 * rank] or [1, 2 * rank], value).
+  explicit Pad(const ir::Node& node)
+      : opset_(node.domain() == "com.microsoft" ? 11 : node.opset()), mode_(ReadPadMode(node)) {
     if (opset_ < 11) {
       const char* name = opset_ < 2 ? "paddings" : "pads";
       node.RequireAttr(name);
@@ -215,12 +217,30 @@ class Pad : public OpKernel {
   float attr_value_ = 0.0f;
 };
 
+// com.microsoft::Pad's modes: ONNX Pad-11's (no wrap).
+std::string MsPadModePredicate(const ir::Node& node) {
+  const std::string mode = node.GetString("mode", "constant");
+  return mode == "constant" || mode == "edge" || mode == "reflect"
+             ? ""
+             : "com.microsoft::Pad: mode '" + mode + "' is not one of constant, edge, reflect";
+}
+
 }  // namespace
 
 void RegisterPadKernels(KernelRegistry& r) {
   r.Add({.op = "Pad", .since = 1, .until = 10, .types = {{"T", dtypes::All()}}, .create = MakeKernel<Pad>});
   r.Add({.op = "Pad", .since = 11, .types = {{"T", dtypes::All()}, {"Tind", {DataType::kInt32, DataType::kInt64}}},
          .create = MakeKernel<Pad>, .host_inputs = {1, 2, 3}});
+  // com.microsoft::Pad (ONNX Runtime's Pad with pads and value as inputs, from before ONNX Pad-11): the same
+  // kernel, modes constant, edge and reflect.
+  r.Add({.op = "Pad",
+         .domain = "com.microsoft",
+         .since = 1,
+         .types = {{"T", {DataType::kFloat, DataType::kDouble, DataType::kFloat16}}},
+         .create = MakeKernel<Pad>,
+         .predicate = MsPadModePredicate,
+         .host_inputs = {1, 2},
+         .constraints = "mode=wrap is not a com.microsoft::Pad mode"});
 }
 
 }  // namespace ferry::ref
