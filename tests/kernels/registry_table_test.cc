@@ -124,10 +124,6 @@ TEST(RefCoverage, EveryDefaultDomainOpVersionHasARefKernelOrAReasonedExclusion) 
       {"ImageDecoder",
        "decoding JPEG, PNG, TIFF, WebP, JPEG 2000, BMP and PNM needs image codec libraries, which are not among "
        "Ferry's dependencies (its 9 conformance cases are expected failures)"},
-      // ONNX Runtime's default-domain registrations (schemas_ort_default_domain.cc): schemas first, so that
-      // models ONNX Runtime's tools write import and are judged at the kernel layer; their kernels come later.
-      {"LayerNormalization", "version 1 is ONNX Runtime's convention below ONNX's version 17; no kernel yet"},
-      {"SimplifiedLayerNormalization", "ONNX Runtime's convention, not an ONNX op; no kernel yet"},
   };
   ASSERT_EQ(SchemaRegistry::Get().MaxOpset(""), 28);
   std::map<std::string, int> missing;  // op -> versions without a kernel

@@ -73,6 +73,11 @@ void RegisterWinogradConvKernels(KernelRegistry& r);
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
 void RegisterBlockedPoolKernels(KernelRegistry& r);
+// --- com.microsoft.nchwc, group "nchwc" (ONNX Runtime's NCHWc layout: the blocked kernels above) ---
+void RegisterNchwcConvKernels(KernelRegistry& r);
+void RegisterNchwcPoolKernels(KernelRegistry& r);
+void RegisterNchwcReorderKernels(KernelRegistry& r);
+void RegisterNchwcUpsampleKernels(KernelRegistry& r);
 void RegisterFusedMatMulKernels(KernelRegistry& r);
 void RegisterScaleShiftKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
@@ -100,6 +105,25 @@ void RegisterNonMaxSuppressionKernels(KernelRegistry& r);
 void RegisterAffineGridKernels(KernelRegistry& r);
 
 void RegisterUnaryTrigKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "norm" (the skip and simplified norms are registered with ai.ferry's / ONNX's) ---
+void RegisterEmbedLayerNormalizationKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "tensor" (GridSample, Trilu and Range are the ONNX kernels, registered with them) ---
+void RegisterInverseKernels(KernelRegistry& r);
+void RegisterCDistKernels(KernelRegistry& r);
+void RegisterWordConvEmbeddingKernels(KernelRegistry& r);
+void RegisterExpandDimsKernels(KernelRegistry& r);
+void RegisterContribUniqueKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "attention" (RotaryEmbedding is the ONNX kernel, registered with it) ---
+void RegisterOrtAttentionKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "fused" (FusedConv, Gelu: with the ai.ferry / ONNX kernels' registrations) ---
+void RegisterOrtFusedGemmKernels(KernelRegistry& r);
+void RegisterOrtFusedMatMulKernels(KernelRegistry& r);
+void RegisterOrtBiasGeluKernels(KernelRegistry& r);
+void RegisterQuickGeluKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
   // --- oneDNN: convolution ---
@@ -172,6 +196,11 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterBlockedPoolKernels(r);
+  // --- com.microsoft.nchwc, group "nchwc" ---
+  RegisterNchwcConvKernels(r);
+  RegisterNchwcPoolKernels(r);
+  RegisterNchwcReorderKernels(r);
+  RegisterNchwcUpsampleKernels(r);
   RegisterFusedMatMulKernels(r);
   RegisterScaleShiftKernels(r);
   RegisterFerryAttentionKernels(r);
@@ -197,6 +226,21 @@ void RegisterCpuKernels(KernelRegistry& r) {
   RegisterRoiAlignKernels(r);
   RegisterNonMaxSuppressionKernels(r);
   RegisterAffineGridKernels(r);
+  // --- com.microsoft, group "tensor" ---
+  RegisterInverseKernels(r);
+  RegisterCDistKernels(r);
+  RegisterWordConvEmbeddingKernels(r);
+  RegisterExpandDimsKernels(r);
+  RegisterContribUniqueKernels(r);
+  // --- com.microsoft, group "norm" ---
+  RegisterEmbedLayerNormalizationKernels(r);
+  // --- com.microsoft, group "attention" ---
+  RegisterOrtAttentionKernels(r);
+  // --- com.microsoft, group "fused" ---
+  RegisterOrtFusedGemmKernels(r);
+  RegisterOrtFusedMatMulKernels(r);
+  RegisterOrtBiasGeluKernels(r);
+  RegisterQuickGeluKernels(r);
 }
 
 }  // namespace ferry::cpu

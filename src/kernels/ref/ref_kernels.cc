@@ -145,6 +145,9 @@ void RegisterAdamKernels(KernelRegistry& r);
 void RegisterMomentumKernels(KernelRegistry& r);
 void RegisterTfIdfVectorizerKernels(KernelRegistry& r);
 
+// --- com.microsoft.nchwc, group "nchwc" (ONNX Runtime's NCHWc layout ops) ---
+void RegisterNchwcKernels(KernelRegistry& r);
+
 // --- ai.ferry (optimizer-produced ops) ---
 void RegisterFusedConvKernels(KernelRegistry& r);
 void RegisterBlockedLayoutKernels(KernelRegistry& r);
@@ -152,6 +155,37 @@ void RegisterFusedMatMulKernels(KernelRegistry& r);
 void RegisterScaleShiftKernels(KernelRegistry& r);
 void RegisterFerryAttentionKernels(KernelRegistry& r);
 void RegisterSkipLayerNormalizationKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "norm" (the skip and simplified norms are registered with ai.ferry's / ONNX's) ---
+void RegisterEmbedLayerNormalizationKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "fused" (FusedConv and Gelu are the ai.ferry / ONNX kernels, registered with them) ---
+void RegisterOrtFusedGemmKernels(KernelRegistry& r);
+void RegisterOrtFusedMatMulKernels(KernelRegistry& r);
+void RegisterOrtGeluKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "attention" (RotaryEmbedding is the ONNX kernel, registered with it) ---
+void RegisterOrtAttentionKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "tensor" (GridSample, Trilu, Range, Unique and ExpandDims are the ONNX kernels,
+// registered with them) ---
+void RegisterInverseKernels(KernelRegistry& r);
+void RegisterCDistKernels(KernelRegistry& r);
+void RegisterWordConvEmbeddingKernels(KernelRegistry& r);
+
+// --- com.microsoft, group "misc" (the remaining ops of ONNX Runtime's CPU provider; Pad and
+// ConvTransposeWithDynamicPads are registered with ONNX's Pad / ConvTranspose) ---
+void RegisterCropAndResizeKernels(KernelRegistry& r);
+void RegisterMurmurHash3Kernels(KernelRegistry& r);
+void RegisterTokenizerKernels(KernelRegistry& r);
+void RegisterNGramRepeatBlockKernels(KernelRegistry& r);
+void RegisterBifurcationDetectorKernels(KernelRegistry& r);
+void RegisterDynamicTimeWarpingKernels(KernelRegistry& r);
+void RegisterUnfoldTensorKernels(KernelRegistry& r);
+void RegisterMaxpoolWithMaskKernels(KernelRegistry& r);
+void RegisterNhwcMaxPoolKernels(KernelRegistry& r);
+void RegisterMatMulInteger16Kernels(KernelRegistry& r);
+void RegisterAttnLstmKernels(KernelRegistry& r);
 
 void RegisterRefKernels(KernelRegistry& r) {
   // --- tensor and shape manipulation ---
@@ -286,6 +320,8 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterAdamKernels(r);
   RegisterMomentumKernels(r);
   RegisterTfIdfVectorizerKernels(r);
+  // --- com.microsoft.nchwc, group "nchwc" ---
+  RegisterNchwcKernels(r);
   // --- ai.ferry (optimizer-produced ops) ---
   RegisterFusedConvKernels(r);
   RegisterBlockedLayoutKernels(r);
@@ -293,6 +329,30 @@ void RegisterRefKernels(KernelRegistry& r) {
   RegisterScaleShiftKernels(r);
   RegisterFerryAttentionKernels(r);
   RegisterSkipLayerNormalizationKernels(r);
+  // --- com.microsoft, group "fused" ---
+  RegisterOrtFusedGemmKernels(r);
+  RegisterOrtFusedMatMulKernels(r);
+  RegisterOrtGeluKernels(r);
+  // --- com.microsoft, group "attention" ---
+  RegisterOrtAttentionKernels(r);
+  // --- com.microsoft, group "tensor" ---
+  RegisterInverseKernels(r);
+  RegisterCDistKernels(r);
+  RegisterWordConvEmbeddingKernels(r);
+  // --- com.microsoft, group "norm" ---
+  RegisterEmbedLayerNormalizationKernels(r);
+  // --- com.microsoft, group "misc" ---
+  RegisterCropAndResizeKernels(r);
+  RegisterMurmurHash3Kernels(r);
+  RegisterTokenizerKernels(r);
+  RegisterNGramRepeatBlockKernels(r);
+  RegisterBifurcationDetectorKernels(r);
+  RegisterDynamicTimeWarpingKernels(r);
+  RegisterUnfoldTensorKernels(r);
+  RegisterMaxpoolWithMaskKernels(r);
+  RegisterNhwcMaxPoolKernels(r);
+  RegisterMatMulInteger16Kernels(r);
+  RegisterAttnLstmKernels(r);
 }
 
 }  // namespace ferry::ref

@@ -12,6 +12,8 @@ void RegisterShapeInference(SchemaRegistry& r) {
   RegisterGeneratorShapeInference(r);
   RegisterControlFlowShapeInference(r);
   RegisterTransformerShapeInference(r);
+  RegisterOrtMiscShapeInference(r);
+  RegisterNchwcShapeInference(r);  // reuses nn.cc's Conv and pool rules: after RegisterNnShapeInference
 }
 
 }  // namespace ferry::schemas

@@ -19,5 +19,7 @@ void RegisterReduceShapeInference(SchemaRegistry& r);         // reduce.cc
 void RegisterGeneratorShapeInference(SchemaRegistry& r);      // generator.cc
 void RegisterControlFlowShapeInference(SchemaRegistry& r);    // control_flow.cc
 void RegisterTransformerShapeInference(SchemaRegistry& r);    // transformer.cc (ONNX Runtime's contrib ops)
+void RegisterOrtMiscShapeInference(SchemaRegistry& r);        // ort_misc.cc (ONNX Runtime's contrib ops, "misc")
+void RegisterNchwcShapeInference(SchemaRegistry& r);          // nchwc.cc (com.microsoft.nchwc; after nn.cc)
 
 }  // namespace ferry::schemas
