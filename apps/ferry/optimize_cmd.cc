@@ -1,6 +1,7 @@
 // ferry optimize IN OUT: run the optimizer's passes on a model and write it back as ONNX, reporting what each pass
 // did. Without --target the output is portable (standard ONNX ops only, for any runtime); with --target it may
-// hold Ferry's own fused ops (domain ai.ferry) for those backends. `--list-passes [--md]` lists the passes.
+// hold Ferry's own fused ops (domain ai.ferry) for those backends; `--target ort` writes the fused graph in ONNX
+// Runtime's ops (com.microsoft), for ONNX Runtime to load. `--list-passes [--md]` lists the passes.
 // Exit codes: 0 ok; 1 the model cannot be read or the output cannot be written; 2 a usage error (flags, an unknown
 // pass or backend, a --shape that does not fit the model's inputs, an --opset some node cannot be expressed in).
 #include <cstdio>
@@ -143,7 +144,8 @@ Command AddOptimizeCommand(CLI::App& app) {
                   "optimizing; repeatable");
   cmd->add_option("--target", args->targets,
                   "optimize for these backends, in priority order (e.g. cpu,ref): fused ops of domain ai.ferry "
-                  "that only Ferry runs are allowed. Default: none, the output is standard ONNX");
+                  "that only Ferry runs are allowed; `ort`: ONNX Runtime's ops (com.microsoft fusions) for ONNX "
+                  "Runtime to load. Default: none, the output is standard ONNX");
   cmd->add_option("--isa", args->isa, "with --target: optimize for a CPU with only these extensions, e.g. avx2,fma");
   cmd->add_option("--disable,--disable-pass", args->disabled, "do not run this pass; repeatable");
   cmd->add_flag("--legalize", args->legalize,

@@ -11,6 +11,7 @@
 #include "ferry/error.h"
 #include "runtime/pipeline.h"
 #include "runtime/placement.h"
+#include "runtime/type_inference.h"
 #include "schemas/schema.h"
 
 namespace ferry::tools {
@@ -57,6 +58,11 @@ std::string MdCell(std::string_view s) {
   return out;
 }
 
+// `--target ort`: ONNX Runtime's op set, a target of its own.
+bool IsOrtTarget(const std::vector<std::string>& targets) {
+  return std::find(targets.begin(), targets.end(), "ort") != targets.end();
+}
+
 }  // namespace
 
 void ValidateOptimizeOptions(const OptimizeOptions& options) {
@@ -65,7 +71,18 @@ void ValidateOptimizeOptions(const OptimizeOptions& options) {
                                std::to_string(passes::kMaxLevel));
   }
   passes::CheckPassNames({options.disabled.begin(), options.disabled.end()}, "--disable: ");
-  if (!options.targets.empty()) runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
+  if (IsOrtTarget(options.targets)) {
+    if (options.targets.size() != 1) {
+      throw InvalidArgumentError("--target ort: ONNX Runtime's op set is a target of its own; it cannot be listed with "
+                                 "Ferry's backends");
+    }
+    if (options.legalize) {
+      throw InvalidArgumentError("--legalize with --target ort: every Ferry op is already written as ONNX Runtime's "
+                                 "ops or ONNX primitives");
+    }
+  } else if (!options.targets.empty()) {
+    runtime::ResolvePlacementOptions(options.targets, {}, {}, true);
+  }
   if (options.legalize && options.targets.empty()) {
     throw InvalidArgumentError("--legalize needs a --target: it rewrites what those backends have no kernel for");
   }
@@ -86,8 +103,11 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
   OptimizeResult r;
   r.input_path = path;
   runtime::PipelineOptions pipeline;
+  // --target ort: the passes fuse for the cpu backend (its kernels decide what is fused), without its blocked
+  // layouts (level 3) and without float32 compute for half-precision nodes (ONNX Runtime runs those itself).
+  const bool ort = IsOrtTarget(options.targets);
   // No targets: no backend (portable). --target's kernels are judged against no GPU.
-  pipeline.target = runtime::ResolveTarget({.backends = options.targets,
+  pipeline.target = runtime::ResolveTarget({.backends = ort ? std::vector<std::string>{"cpu"} : options.targets,
                                             .pins = {},
                                             .plugins = {},
                                             .allow_fallback = true,
@@ -96,9 +116,11 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
                                             .devices = runtime::DeviceRule::kGiven,
                                             .compute_capability = 0});
   for (const Backend* b : pipeline.target.placement.backends) r.targets.push_back(b->name());
+  if (ort) r.targets = {"ort"};
   pipeline.input_shapes = options.shapes;
-  pipeline.level = options.level;
+  pipeline.level = ort ? std::min(options.level, 2) : options.level;
   pipeline.disabled_passes = options.disabled;
+  if (ort) pipeline.disabled_passes.push_back("compute_in_float32");
   pipeline.instrument = options.instrument;
   pipeline.legalize = options.legalize;
 
@@ -118,6 +140,10 @@ OptimizeResult OptimizeModelFile(const std::string& path, const OptimizeOptions&
   r.ops_before = passes::CountOps(*prepared.model->graph);
   t0 = Clock::now();
   runtime::ContinueModel(prepared, pipeline, runtime::Stage::kOptimized);
+  if (ort) {
+    r.ort = convert::ConvertToOrtOps(*prepared.model);
+    runtime::InferTypes(*prepared.model);
+  }
   r.optimize_ms = MsSince(t0);
   r.passes = std::move(prepared.passes);
   r.model = std::move(prepared.model);
@@ -145,6 +171,11 @@ std::string FormatOptimizeText(const OptimizeResult& r) {
   }
   os << "\n  nodes: " << r.nodes_before << " -> " << r.nodes_after << "\n";
   if (r.conversion) os << "  " << convert::FormatOpsetConversion(*r.conversion) << "\n";
+  if (r.ort) {
+    os << "  ONNX Runtime's ops: " << r.ort->mapped << " Ferry node(s) written as ONNX Runtime ops, "
+       << r.ort->decomposed << " as ONNX primitives\n";
+    for (const auto& [rewrite, n] : r.ort->by_rewrite) os << "    " << rewrite << ": " << n << "\n";
+  }
   if (!r.passes.runs.empty()) {
     size_t width = 4;
     for (const auto& run : r.passes.runs) width = std::max(width, run.name.size());
@@ -190,6 +221,12 @@ std::string FormatOptimizeJson(const OptimizeResult& r) {
                              {"nodes_changed", r.conversion->nodes_changed},
                              {"nodes_added", r.conversion->nodes_added},
                              {"by_adapter", Json(r.conversion->by_adapter)}};
+  }
+  if (r.ort) {
+    j["ort_conversion"] = {{"mapped", r.ort->mapped},
+                           {"decomposed", r.ort->decomposed},
+                           {"by_rewrite", Json(r.ort->by_rewrite)},
+                           {"applied", r.ort->applied}};
   }
   Json runs = Json::array();
   for (const auto& run : r.passes.runs) {

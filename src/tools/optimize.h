@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "convert/opset_conversion.h"
+#include "convert/ort_ops.h"
 #include "ir/graph.h"
 #include "ir/onnx_export.h"
 #include "passes/pass_manager.h"
@@ -23,7 +24,9 @@ struct OptimizeOptions {
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape NAME=DIMS (runtime/fix_input_shapes.h)
   // Backends to optimize for, in priority order, resolved as a session resolves them (`--target cpu,ref`): the
   // passes may then make Ferry's own ops (domain ai.ferry) where those backends run them. Empty: portable mode,
-  // no backend, so no pass makes an ai.ferry op and the output is standard ONNX any runtime loads.
+  // no backend, so no pass makes an ai.ferry op and the output is standard ONNX any runtime loads. {"ort"} alone:
+  // ONNX Runtime's op set (convert/ort_ops.h): the passes fuse for the cpu backend up to level 2, and every
+  // ai.ferry node is then written as ONNX Runtime's op (com.microsoft) or as ONNX primitives.
   std::vector<std::string> targets;
   std::string isa;  // with targets: narrows the host's CPU extensions, as SessionOptions::isa ("" = the host's)
   std::vector<std::string> disabled;  // pass names
@@ -43,6 +46,7 @@ struct OptimizeResult {
   std::vector<std::string> targets;   // the resolved backends' names (empty: portable)
   passes::PassReport passes;
   std::optional<convert::OpsetConversion> conversion;  // with --opset
+  std::optional<convert::OrtConversion> ort;            // with --target ort
   int nodes_before = 0, nodes_after = 0;          // top graph
   std::map<std::string, int> ops_before, ops_after;  // every graph, keyed by passes::OpKey
   double import_ms = 0;    // reading and importing the file
