@@ -6,8 +6,8 @@
 //   Conv / FusedConv (2-D, float, constant weights, static channel count) => BlockedConv (X plain when it has
 //                                                     fewer channels than a block b > 0 and is not blocked already)
 //   MaxPool / AveragePool / Global{Average,Max}Pool on a blocked input => BlockedPool
-//   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish on a blocked input => the same op on the
-//     blocked tensor
+//   Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, ai.ferry::Gelu and ONNX Runtime's one-input
+//     QuickGelu, Gelu, FastGelu on a blocked input => the same op on the blocked tensor
 //   Add, Sub, Mul with both inputs blocked and of the output's channel count => the same op on the blocked
 //     tensors (numpy broadcasting over [N, C/b, H, W, b] is the broadcasting over [N, C, H, W])
 //   Concat along the channels with an input blocked and every input's channel count a whole number of blocks
@@ -37,6 +37,7 @@
 #include "passes/cleanup_util.h"
 #include "passes/pass_list.h"
 #include "passes/rewrite_util.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
 namespace ferry::passes {
@@ -45,7 +46,14 @@ namespace {
 bool IsUnary(const ir::Node& n) {
   static const std::unordered_set<std::string> ops = {"Relu",    "LeakyRelu",   "Clip",     "Sigmoid",
                                                       "Tanh",    "HardSigmoid", "HardSwish"};
-  return n.domain().empty() && ops.count(n.op_type()) > 0;
+  if (n.domain().empty()) return ops.count(n.op_type()) > 0;
+  if (n.domain() == schemas::kFerryDomain) return n.op_type() == "Gelu";
+  // ONNX Runtime's elementwise activations of one input (a FastGelu bias would broadcast along the last dim).
+  if (n.domain() == schemas::kMsDomain) {
+    const std::string& op = n.op_type();
+    return (op == "QuickGelu" || op == "Gelu" || op == "FastGelu") && (n.num_inputs() == 1 || !n.input(1));
+  }
+  return false;
 }
 bool IsBinary(const ir::Node& n) {
   return n.domain().empty() && (n.op_type() == "Add" || n.op_type() == "Sub" || n.op_type() == "Mul");
@@ -159,16 +167,17 @@ class Rewriter {
     ir::Value* y = old->output(0);
     const auto ydims = BlockableDims(y);
     if (!ydims) return false;
-    if (!WouldRunOn(g_, ctx_, ctx_.BackendFor(*old), domain, op, domain.empty() ? old->opset() : 1, inputs, attrs)) {
+    const bool ferry = domain == schemas::kFerryDomain;  // else the op keeps its domain and opset
+    if (!WouldRunOn(g_, ctx_, ctx_.BackendFor(*old), domain, op, ferry ? 1 : old->opset(), inputs, attrs)) {
       return false;
     }
     ir::Value* twin = ir::Builder(g_).AddValue(y->name() + "_blocked", BlockedType(*ydims, block));
     const std::string name = old->name();
     const int64_t opset = old->opset();
     g_.RemoveNode(old);
-    ir::Node* n = domain.empty() ? g_.AddNode(name, op, domain, std::move(inputs), {twin}, std::move(attrs))
-                                 : AddFerryNode(model_, g_, name, op, std::move(inputs), {twin}, std::move(attrs));
-    if (domain.empty()) n->set_opset(opset);
+    ir::Node* n = ferry ? AddFerryNode(model_, g_, name, op, std::move(inputs), {twin}, std::move(attrs))
+                        : g_.AddNode(name, op, domain, std::move(inputs), {twin}, std::move(attrs));
+    if (!ferry) n->set_opset(opset);
     twins_[y] = twin;
     block_[y] = block;
     converted_.push_back(y);
@@ -272,7 +281,7 @@ class Rewriter {
       inputs[i] = twins_.at(v);
     }
     if (Block(*n) != std::optional<int>(block)) return;
-    Replace(n, "", n->op_type(), std::move(inputs), n->attributes(), block);
+    Replace(n, n->domain(), n->op_type(), std::move(inputs), n->attributes(), block);
   }
 
   // With no input blocked the plain Concat costs no reorder, so one must be; the plain ones get a

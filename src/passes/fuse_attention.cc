@@ -8,7 +8,8 @@
 // scores by a scalar commutes with the matrix product, so the scaled scores equal the unfused ones up to float
 // re-association; the leading dims broadcast in Attention as in the MatMuls and the Add it replaces (schemas_ferry.cc).
 // Also a FusedMatMul(Q, Kt, C) without activation (what fuse_matmul makes of a constant [Sk] mask added right
-// after the product) as the scores, C as the mask.
+// after the product) as the scores, C as the mask; and ONNX Runtime's com.microsoft::FusedMatMul(Q, K) (its
+// files at level `extended`) with the scale as `alpha`, K itself when transB = 1, and no transA / transBatch.
 // Only for float; a scale factor is a float constant of one element whose rank does not exceed the tensor's (so
 // the product keeps its shape) and whose factor is finite and nonzero; the ranks of Q, K, V and the mask must be
 // known and the mask's last two dims provably 1 or Sq / Sk (static or the same symbol), so that the Add does not
@@ -24,6 +25,7 @@
 
 #include "passes/pass_list.h"
 #include "passes/rewrite_util.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 
 namespace ferry::passes {
@@ -97,12 +99,24 @@ bool MatchScores(const ir::Graph& g, ir::Value* s, const ir::Node* reader, bool 
     allow_bias = false;  // a mask C would be scaled too
   }
   ir::Node* mm = s ? s->producer() : nullptr;
+  bool ms_trans_b = false;  // a com.microsoft::FusedMatMul reading K itself (transB)
   if (!mm || mm->owner() != &g || SoleConsumer(g, s) != reader || mm->num_outputs() != 1) return false;
   if (mm->domain() == schemas::kFerryDomain && mm->op_type() == "FusedMatMul") {
     if (!allow_bias || mm->num_inputs() != 3 || !mm->input(2) || !mm->GetString("activation", "").empty()) {
       return false;
     }
     m.mask = mm->input(2);
+  } else if (mm->domain() == schemas::kMsDomain && mm->op_type() == "FusedMatMul") {
+    // ONNX Runtime's MatMul with the scale folded in (alpha) and maybe Kᵀ (transB); no batch transposes.
+    if (mm->num_inputs() != 2 || mm->GetInt("transA", 0) || mm->GetInt("transBatchA", 0) ||
+        mm->GetInt("transBatchB", 0) || ir::RankOrMinusOne(mm->input(0)) < 2 ||
+        ir::RankOrMinusOne(mm->input(1)) < 2) {
+      return false;
+    }
+    const float alpha = mm->GetFloat("alpha", 1.0f);
+    if (!std::isfinite(alpha) || alpha == 0.0f) return false;
+    m.scale *= alpha;
+    ms_trans_b = mm->GetInt("transB", 0) != 0;
   } else if (!IsOp(mm, "MatMul") || mm->num_inputs() != 2) {
     return false;
   }
@@ -116,7 +130,9 @@ bool MatchScores(const ir::Graph& g, ir::Value* s, const ir::Node* reader, bool 
     m.k = x;
     k_reader = m.nodes.back();
   }
-  if (ir::Value* x = PeelSwap(g, m.k, k_reader, &m)) {
+  if (ms_trans_b) {
+    m.k_transposed = false;
+  } else if (ir::Value* x = PeelSwap(g, m.k, k_reader, &m)) {
     m.k = x;
     m.k_transposed = false;
     if (ir::Value* y = PeelScale(g, m.k, m.nodes.back(), &m, &m.k_scale_rank)) m.k = y;

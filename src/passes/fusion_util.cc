@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "passes/rewrite_util.h"
+#include "schemas/op_origin.h"
 #include "schemas/schema.h"
 #include "semantics/fused_activation.h"
 
@@ -61,6 +62,10 @@ Pattern ActivationPattern(const Pattern& y) {
                 Op("HardSigmoid", {y}), Op("Clip", {y, Optional(Const("act_min")), Optional(Const("act_max"))}),
                 Op("Gelu", {y}).Where(gelu_mode),
                 Op("Gelu", {y}).Domain(std::string(schemas::kFerryDomain)).Where(gelu_mode), Op("Mish", {y}),
+                // ONNX Runtime's SiLU: QuickGelu(y) = y * sigmoid(alpha * y) with alpha 1.
+                Op("QuickGelu", {y}).Domain(std::string(schemas::kMsDomain)).Where([](const ir::Node& n) {
+                  return n.GetFloat("alpha", 1.702f) == 1.0f;
+                }),
                 Commutative("Mul", {y, Op("Sigmoid", {y}).As("act_sigmoid")}),  // SiLU: y * sigmoid(y)
                 // Mish as exported before opset 18: y * tanh(softplus(y))
                 Commutative("Mul", {y, Op("Tanh", {Op("Softplus", {y}).As("act_softplus")}).As("act_tanh")})});
@@ -76,6 +81,8 @@ std::optional<ActivationMatch> ActivationOf(const ir::Graph& g, const Match& m) 
   } else if (ir::Node* tanh = m.node("act_tanh")) {
     r.nodes = {m.node("act_softplus"), tanh, act};
     r.activation = "Mish";
+  } else if (op == "QuickGelu") {
+    r.activation = "Silu";
   } else if (op == "Gelu") {
     if (const ir::Attribute* mode = act->attr("approximate"); mode && mode->s == "tanh") r.activation = "GeluTanh";
   } else if (op == "LeakyRelu" || op == "HardSigmoid") {

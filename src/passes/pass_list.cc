@@ -12,6 +12,8 @@ const std::vector<std::unique_ptr<Pass>>& AllPasses() {
     p.push_back(MakeEliminateIdentity());   // cleanups first: what the fusions match is the cleaned graph
     p.push_back(MakeFoldConstants());       // after eliminate_identity: an Identity of a weight is not copied
     p.push_back(MakeEliminateCommonSubexpressions());  // after folding: merges the constants folding made
+    p.push_back(MakeAdoptOrtOps());         // before the fusions: they see Ferry's ops in files ORT wrote
+    p.push_back(MakeUnblockNchwc());        // likewise: ORT's NCHWc region as the plain graph blocked_layout blocks
     p.push_back(MakeComputeInFloat32());    // after the cleanups, before the fusions: they see float32 ops
     p.push_back(MakeFoldBatchNorm());       // first fusion: the conv fusions below see the folded Conv
     p.push_back(MakeFuseConvAdd());         // before the activation fusion: act(conv + z), never act(conv) + z

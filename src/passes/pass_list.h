@@ -11,6 +11,8 @@ std::unique_ptr<Pass> MakeLegalize();               // legalize.cc, level 0 (onl
 std::unique_ptr<Pass> MakeEliminateIdentity();      // eliminate_identity.cc, level 1
 std::unique_ptr<Pass> MakeFoldConstants();          // fold_constants.cc, level 1
 std::unique_ptr<Pass> MakeEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cc, level 1
+std::unique_ptr<Pass> MakeAdoptOrtOps();           // adopt_ort_ops.cc, level 1
+std::unique_ptr<Pass> MakeUnblockNchwc();          // unblock_nchwc.cc, level 3
 std::unique_ptr<Pass> MakeComputeInFloat32();      // compute_in_float32.cc, level 1
 std::unique_ptr<Pass> MakeFoldBatchNorm();          // fold_batch_norm.cc, level 2
 std::unique_ptr<Pass> MakeFuseConvAdd();            // fuse_conv_add.cc, level 2
