@@ -5,25 +5,26 @@
 // ReorderOutput and a ReorderInput each in ONNX Runtime's form. So the NCHWc region is written back as the plain
 // graph it came from, and the later passes fuse and block it as they do the original model:
 //
-//   ReorderInput(X [N, C, H, W])          => X, with its channels padded by zeros to Cp (Pad) when C < Cp
-//                                            (channels_last: Transpose to NCHW first)
-//   Conv(X, W, B?, Sum?)                  => ai.ferry::FusedConv(X, W unblocked into a plain OIHW initializer, B,
-//                                            Sum) with the same attributes and activation
+//   ReorderInput(X [N, C, H, W])          => X (channels_last: Transpose to NCHW)
+//   Conv(X, W, B?, Sum?)                  => ai.ferry::FusedConv(X, W unblocked into a plain OIHW initializer of
+//                                            the real channels, B, Sum) with the same attributes and activation
 //   MaxPool, AveragePool, GlobalMaxPool,  => the ONNX pool with the same attributes
 //   GlobalAveragePool
-//   ReorderOutput(X, channels = C)        => X (Slice to C channels when C < Cp; channels_last: Transpose)
-//   any other NCHWc node (Upsample, a     => the node itself between a ReorderInput and a ReorderOutput of all
-//   form the rules above do not take)        Cp channels
+//   ReorderOutput(X, channels = C)        => X (channels_last: Transpose)
+//   any other NCHWc node (Upsample, a     => the node itself between a ReorderInput and a ReorderOutput of its
+//   form the rules above do not take)        real channels
 //   an op of another domain reading an    => the same op on the plain values (ONNX Runtime runs its elementwise
 //   NCHWc tensor                             ops on NCHWc tensors: they compute the same on plain ones)
 //
-// Identity: every plain value holds the NCHWc value's elements in plain order, padding channels included (Cp
-// channels): ONNX Runtime pads a convolution's filters and bias with zeros, so the padding channels never reach
-// a real one, and ReorderOutput's Slice drops them, as ReorderOutput does. With target backends only, where the
-// NCHWc nodes run on a backend that asks for a blocked layout (Backend::activation_block) and every replacement
-// runs there too; every NCHWc value must have a known 4-D type with static channels (schemas' shape inference),
-// and no reorder at the region's edge may pad or slice the channels of a tensor larger than one pixel (see
-// PadsChannels), else nothing changes and the NCHWc kernels run the file as written.
+// Identity: every plain value holds the NCHWc value's real channels in plain order. ORT pads a tensor's C to a
+// whole number of blocks inside its region with zero filters, zero bias and zero weights for the padded input
+// channels, and names the real count where a tensor leaves (ReorderOutput's `channels`) or enters (ReorderInput's
+// input); the counts are propagated through the ops that keep them (RealChannels), and each Conv keeps only the
+// rows and columns of W of real channels (a set of values no edge names keeps all Cp channels). With target
+// backends only, where the NCHWc nodes run on a backend that asks for a blocked layout
+// (Backend::activation_block) and every replacement runs there too; every NCHWc value must have a known 4-D type
+// with static channels (schemas' shape inference) and the counts must agree, else nothing changes and the NCHWc
+// kernels run the file as written. A grouped (not depthwise) Conv whose channels are padded stays NCHWc.
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,14 +66,13 @@ class Unblocker {
       for (const ir::Value* v : n->inputs()) reads_blocked = reads_blocked || (v && IsBlocked(v));
       if (!(nchwc ? n->op_type() != "ReorderOutput" : reads_blocked)) continue;
       if (!nchwc && n->num_outputs() != 1) return false;
-      if (nchwc && PadsChannels(*n)) return false;
       for (ir::Value* y : n->outputs()) {
         if (!y) continue;
         if (Channels(y) <= 0 || ir::IsGraphOutput(g_, y)) return false;
         blocked_.insert({y, nullptr});
       }
     }
-    return true;
+    return RealChannels();
   }
 
   void Run() {
@@ -88,7 +88,10 @@ class Unblocker {
           n->ReplaceInput(i, Plain(v));
           reads_blocked = true;
         }
-        if (reads_blocked) blocked_[n->output(0)] = n->output(0);
+        if (reads_blocked) {
+          blocked_[n->output(0)] = n->output(0);
+          SetChannels(n->output(0), Real(n->output(0)));
+        }
         continue;
       }
       const std::string& op = n->op_type();
@@ -111,19 +114,72 @@ class Unblocker {
   }
 
  private:
-  // A reorder at the region's edge whose channel count is not a whole number of blocks, on a tensor with more
-  // than one pixel: the plain graph would Pad (ReorderInput) or Slice (ReorderOutput) the channels there, and
-  // blocked_layout's chains would stop at each such node (ShuffleNet's 58-, 116-channel stages: measured slower
-  // than the NCHWc kernels). A squeeze-and-excitation block's [N, C, 1, 1] costs nothing.
-  bool PadsChannels(const ir::Node& n) const {
-    const bool in = n.op_type() == "ReorderInput", out = n.op_type() == "ReorderOutput";
-    if (!in && !out) return false;
-    const ir::Value* plain = in ? n.input(0) : n.output(0);
-    const bool last = n.GetInt("channels_last", 0) != 0;
-    const int64_t c = in ? ir::DimOrMinusOne(plain, last ? 3 : 1) : n.GetInt("channels", 0);
-    if (c > 0 && c % block_ == 0) return false;
-    const int64_t h = ir::DimOrMinusOne(plain, last ? 1 : 2), w = ir::DimOrMinusOne(plain, last ? 2 : 3);
-    return !(h == 1 && w == 1);
+  // The real channel count of each NCHWc value, from the region's edges: ORT pads C to Cp = C rounded up to the
+  // block inside its region (zero filters, zero bias, zero weights for the padded input channels), and states C
+  // only where a tensor enters (ReorderInput's input) or leaves (ReorderOutput's `channels`). Values that must
+  // have one count share a set (an elementwise op's blocked inputs and output, a pool's, a Conv's Sum and
+  // output); a set no edge names keeps Cp. So the plain graph carries the real counts, with no Pad or Slice at the
+  // edges (where blocked_layout's chains would stop), and each Conv reads the rows and columns of W it needs.
+  // False on a contradiction (then nothing changes).
+  const ir::Value* Find(const ir::Value* v) {
+    auto it = parent_.find(v);
+    if (it == parent_.end() || it->second == v) return v;
+    return it->second = Find(it->second);
+  }
+  bool Assign(const ir::Value* v, int64_t c) {
+    const ir::Value* r = Find(v);
+    auto [it, inserted] = real_.insert({r, c});
+    return inserted || it->second == c;
+  }
+  bool Unite(const ir::Value* a, const ir::Value* b) {
+    const ir::Value *ra = Find(a), *rb = Find(b);
+    if (ra == rb) return true;
+    parent_[ra] = rb;
+    if (auto it = real_.find(ra); it != real_.end()) {
+      const int64_t c = it->second;
+      real_.erase(it);
+      return Assign(rb, c);
+    }
+    return true;
+  }
+  bool RealChannels() {
+    for (const auto& node : g_.nodes()) {
+      const ir::Node* n = node.get();
+      const bool nchwc = n->domain() == schemas::kMsNchwcDomain;
+      const std::string& op = n->op_type();
+      if (nchwc && op == "ReorderInput") {
+        const int64_t c = ir::DimOrMinusOne(n->input(0), n->GetInt("channels_last", 0) ? 3 : 1);
+        if (c <= 0 || !Assign(n->output(0), c)) return false;
+      } else if (nchwc && op == "ReorderOutput") {
+        if (IsBlocked(n->input(0)) && !Assign(n->input(0), n->GetInt("channels", 0))) return false;
+      } else if (nchwc && op == "Conv") {
+        if (n->input(3) && IsBlocked(n->input(3)) && !Unite(n->input(3), n->output(0))) return false;
+      } else if (!nchwc && op == "Concat" && n->domain().empty()) {
+        // ORT concatenates NCHWc tensors along the channels only when each is whole blocks: checked below.
+        for (const ir::Value* v : n->inputs()) {
+          if (v && IsBlocked(v)) whole_.push_back(v);
+        }
+      } else {
+        // Pools, Upsample and the other domains' elementwise ops: every blocked input has the output's count.
+        for (const ir::Value* v : n->inputs()) {
+          if (v && IsBlocked(v) && n->output(0) && !Unite(v, n->output(0))) return false;
+        }
+      }
+    }
+    for (const ir::Value* v : whole_) {
+      if (Real(v) != Channels(v)) return false;
+    }
+    return true;
+  }
+  int64_t Real(const ir::Value* v) {
+    auto it = real_.find(Find(v));
+    return it == real_.end() ? Channels(v) : it->second;
+  }
+  // v's type with `c` channels.
+  void SetChannels(ir::Value* v, int64_t c) {
+    ir::TypeInfo t = v->type();
+    if (t.shape && t.shape->size() == 4) (*t.shape)[1] = ir::Dim::Static(c);
+    v->set_type(t);
   }
 
   bool IsBlocked(const ir::Value* v) const { return blocked_.count(v) > 0; }
@@ -144,6 +200,7 @@ class Unblocker {
   void Done(ir::Node* n, ir::Value* plain) {
     ir::Value* y = n->output(0);
     plain->set_type(y->type());
+    SetChannels(plain, Real(y));
     blocked_[y] = plain;
     g_.RemoveNode(n);
   }
@@ -154,14 +211,13 @@ class Unblocker {
     if (ir::RankOrMinusOne(x) != 4) return false;
     const int64_t cp = Channels(n->output(0));
     const int64_t c = ir::DimOrMinusOne(x, last ? 3 : 1);
-    if (c <= 0 || cp != NchwcPadded(c, block_)) return false;
+    if (c <= 0 || cp != NchwcPadded(c, block_) || Real(n->output(0)) != c) return false;
     ir::Builder b = Builder(n);
     ir::Value* p = x;
     if (last) {
       if (!Runs(n, "", "Transpose", {x}, {IntsAttr("perm", {0, 3, 1, 2})})) return false;
       p = b.Transpose(x, {0, 3, 1, 2});
     }
-    if (c < cp) p = b.Op("Pad", {p, b.Int64s({0, 0, 0, 0, 0, cp - c, 0, 0})});
     if (p == x) {  // the NCHWc value is X itself
       blocked_[n->output(0)] = x;
       g_.RemoveNode(n);
@@ -177,10 +233,9 @@ class Unblocker {
     ir::Value* p = Plain(x);
     const int64_t cp = Channels(x), c = n->GetInt("channels", 0);
     const bool last = n->GetInt("channels_last", 0) != 0;
-    if (c <= 0 || c > cp) return false;
+    if (c <= 0 || c > cp || Real(x) != c) return false;
     ir::Builder b = Builder(n);
     ir::Value* r = p;
-    if (c < cp) r = b.Slice(r, 0, c, 1);
     if (last) r = b.Transpose(r, {0, 2, 3, 1});
     ir::Value* y = n->output(0);
     g_.RemoveNode(n);
@@ -205,29 +260,57 @@ class Unblocker {
     }
     NchwcConvLayout layout;
     if (!NchwcConvLayoutOf(w->shape(), n->GetInt("group", 1), block_, &layout).empty()) return false;
-    if (layout.plain_input == IsBlocked(x)) return false;  // a plain X is what OIHWBo without depthwise means
+    // A plain X (OIHWBo without depthwise) may be a region value already made plain (ReorderOutput's readers
+    // read the plain value itself now); an NCHWc X is a region value.
+    ir::Value* x_plain = IsBlocked(x) ? Plain(x) : x;
+    if (layout.plain_input ? (IsBlocked(x) && x_plain != x) || Channels(x_plain) != w->shape()[1] : !IsBlocked(x)) {
+      return false;
+    }
     ir::Value* sum = n->input(3);
     if (sum && !IsBlocked(sum)) return false;
-    // W in plain OIHW order.
+    // W in plain OIHW order, the rows of the real output channels and the columns of the real input ones (the
+    // others are ORT's zero padding).
     const Shape& s = w->shape();
-    const int64_t m = s[0], in = s[1], kernel = s[2] * s[3];
-    Tensor plain(DataType::kFloat, s);
+    const int64_t m = s[0], in = s[1], kernel = s[2] * s[3], group = n->GetInt("group", 1);
+    const int64_t r_out = Real(n->output(0));
+    const int64_t r_in = layout.plain_input ? in : Real(x);
+    int64_t out_group = group, in_used = in;
+    if (layout.depthwise) {
+      if (r_in != r_out) return false;
+      out_group = r_out;
+    } else if (group == 1) {
+      in_used = r_in;
+    } else if (r_out != m || r_in != in * group) {
+      return false;  // a grouped conv whose channels were padded: left in NCHWc form
+    }
+    if (r_out > m || in_used > in || (sum && Real(sum) != r_out)) return false;
+    Tensor plain(DataType::kFloat, {r_out, in_used, s[2], s[3]});
     const float* src = w->data<float>();
     float* dst = plain.data<float>();
-    for (int64_t o = 0; o < m; ++o) {
-      for (int64_t i = 0; i < in; ++i) {
+    for (int64_t o = 0; o < r_out; ++o) {
+      for (int64_t i = 0; i < in_used; ++i) {
         for (int64_t k = 0; k < kernel; ++k) {
-          dst[(o * in + i) * kernel + k] = src[NchwcFilterIndex(layout, block_, in, kernel, o, i, k)];
+          dst[(o * in_used + i) * kernel + k] = src[NchwcFilterIndex(layout, block_, in, kernel, o, i, k)];
         }
       }
     }
+    ir::Value* bias = n->input(2);
+    if (bias && r_out < m) {
+      const Tensor* bt = ConstantTensor(g_, bias);
+      if (!bt || bt->dtype() != DataType::kFloat || bt->size() != m) return false;
+      Tensor sliced(DataType::kFloat, {r_out});
+      std::copy_n(bt->data<float>(), r_out, sliced.data<float>());
+      bias = Builder(n).AddInitializer("B", std::move(sliced));
+    }
     ir::Builder b = Builder(n);
-    std::vector<ir::Value*> inputs = {layout.plain_input ? x : Plain(x), b.AddInitializer("W", std::move(plain)),
-                                      n->input(2), sum ? Plain(sum) : nullptr};
+    std::vector<ir::Value*> inputs = {x_plain, b.AddInitializer("W", std::move(plain)),
+                                      bias, sum ? Plain(sum) : nullptr};
     while (!inputs.empty() && !inputs.back()) inputs.pop_back();
-    std::vector<ir::Attribute> attrs = n->attributes();
+    std::vector<ir::Attribute> attrs;
+    for (const ir::Attribute& a : n->attributes()) attrs.push_back(a.name == "group" ? IntAttr("group", out_group) : a);
     if (!Runs(n, std::string(schemas::kFerryDomain), "FusedConv", inputs, attrs)) {
       g_.RemoveInitializer(inputs[1]);
+      if (bias != n->input(2)) g_.RemoveInitializer(bias);
       return false;
     }
     ir::Value* y = b.AddValue(n->name() + "/plain");
@@ -256,7 +339,8 @@ class Unblocker {
     ir::Builder b = Builder(n);
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       ir::Value* v = n->input(i);
-      if (!v || !IsBlocked(v)) continue;
+      // ReorderInput's input is plain in ORT's file (it may be a region value's plain form now).
+      if (!v || !IsBlocked(v) || n->op_type() == "ReorderInput") continue;
       ir::Value* again = b.AddValue(v->name() + "/nchwc", v->type());
       b.AddNodeIn(model_, kNchwc, 1, n->name() + "/ReorderInput", "ReorderInput", {Plain(v)}, {again});
       n->ReplaceInput(i, again);
@@ -265,7 +349,8 @@ class Unblocker {
       if (!y || n->op_type() == "ReorderOutput") continue;
       ir::Value* p = b.AddValue(y->name() + "/plain", y->type());
       b.AddNodeIn(model_, kNchwc, 1, n->name() + "/ReorderOutput", "ReorderOutput", {y}, {p},
-                  {IntAttr("channels", Channels(y))});
+                  {IntAttr("channels", Real(y))});
+      SetChannels(p, Real(y));
       blocked_[y] = p;
     }
   }
@@ -276,6 +361,9 @@ class Unblocker {
   int64_t block_;
   int64_t opset_;
   std::unordered_map<const ir::Value*, ir::Value*> blocked_;  // NCHWc value -> its plain equivalent
+  std::unordered_map<const ir::Value*, const ir::Value*> parent_;  // RealChannels' sets
+  std::unordered_map<const ir::Value*, int64_t> real_;             // a set's root -> its real channel count
+  std::vector<const ir::Value*> whole_;                            // Concat inputs: no padding channels
 };
 
 class UnblockNchwc : public Pass {
@@ -284,9 +372,9 @@ class UnblockNchwc : public Pass {
   int level() const override { return 3; }
   std::string_view summary() const override {
     return "A file ONNX Runtime wrote at level `all`: its com.microsoft.nchwc region (ReorderInput, Conv, pools, "
-           "ReorderOutput) => the plain graph (Pad / Slice of the padding channels, FusedConv with the weights "
-           "unblocked, ONNX pools), which blocked_layout then blocks with the ops between them. Identity: the same "
-           "elements in plain order; the padding channels meet only zero filters.";
+           "ReorderOutput) => the plain graph (FusedConv with the weights of the real channels unblocked, ONNX "
+           "pools), which blocked_layout then blocks with the ops between them. Identity: the same elements in "
+           "plain order; ORT's padding channels meet only zero filters.";
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
