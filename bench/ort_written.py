@@ -206,7 +206,7 @@ def main():
             rtol = (tolerance or {}).get("rtol", args.rtol)
             atol = (tolerance or {}).get("atol", args.atol)
             for level in [lv for lv in args.levels.split(",") if lv]:
-                row = {"model": name, "level": level, "ok": False}
+                row = {"model": name, "models": models, "level": level, "ok": False}
                 t0 = time.time()
                 with tempfile.TemporaryDirectory() as tmp:
                     out_dir = args.keep or tmp
