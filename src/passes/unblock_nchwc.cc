@@ -11,8 +11,9 @@
 //   MaxPool, AveragePool, GlobalMaxPool,  => the ONNX pool with the same attributes
 //   GlobalAveragePool
 //   ReorderOutput(X, channels = C)        => X (channels_last: Transpose)
-//   any other NCHWc node (Upsample, a     => the node itself between a ReorderInput and a ReorderOutput of its
-//   form the rules above do not take)        real channels
+//   Upsample(X) by integer scales         => Resize (nearest: asymmetric + floor; linear: the same transformation)
+//   any other NCHWc node (a form the      => the node itself between a ReorderInput and a ReorderOutput of its
+//   rules above do not take)                 real channels
 //   an op of another domain reading an    => the same op on the plain values (ONNX Runtime runs its elementwise
 //   NCHWc tensor                             ops on NCHWc tensors: they compute the same on plain ones)
 //
@@ -101,6 +102,7 @@ class Unblocker {
       if ((op == "MaxPool" || op == "AveragePool" || op == "GlobalMaxPool" || op == "GlobalAveragePool") && Pool(n)) {
         continue;
       }
+      if (op == "Upsample" && Upsample(n)) continue;
       Wrap(n);
     }
     // The NCHWc values the rewrites left unproduced and unread.
@@ -330,6 +332,39 @@ class Unblocker {
     ir::Builder b = Builder(n);
     ir::Value* y = b.AddValue(n->name() + "/plain");
     b.AddNode(n->name(), op, {Plain(x)}, {y}, std::move(attrs));
+    Done(n, y);
+    return true;
+  }
+
+  // Upsample by integer scales [1, 1, sh, sw] => Resize with those scales: nearest as asymmetric + floor (the
+  // source pixel o / s), linear with the node's coordinate transformation (ONNX's linear Resize clamps a
+  // negative half_pixel coordinate at 0, as ORT's Upsample does).
+  bool Upsample(ir::Node* n) {
+    ir::Value* x = n->input(0);
+    const std::vector<int64_t> scales = n->GetInts("scales");
+    const std::string mode = n->GetString("mode", "nearest");
+    const std::string ctm = n->GetString("coordinate_transformation_mode", "asymmetric");
+    if (!IsBlocked(x) || scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] < 1 || scales[3] < 1) {
+      return false;
+    }
+    if (!(mode == "nearest" && ctm == "asymmetric") &&
+        !(mode == "linear" && (ctm == "asymmetric" || ctm == "half_pixel" || ctm == "align_corners"))) {
+      return false;
+    }
+    std::vector<ir::Attribute> attrs = {StringAttr("mode", mode), StringAttr("coordinate_transformation_mode", ctm)};
+    if (mode == "nearest") attrs.push_back(StringAttr("nearest_mode", "floor"));
+    ir::Builder b = Builder(n);
+    ir::Value* roi = b.AddInitializer("roi", Tensor(DataType::kFloat, {0}));
+    Tensor s(DataType::kFloat, {4});
+    for (size_t i = 0; i < 4; ++i) s.data<float>()[i] = static_cast<float>(scales[i]);
+    ir::Value* sc = b.AddInitializer("scales", std::move(s));
+    if (!Runs(n, "", "Resize", {Plain(x), roi, sc}, attrs)) {
+      g_.RemoveInitializer(roi);
+      g_.RemoveInitializer(sc);
+      return false;
+    }
+    ir::Value* y = b.AddValue(n->name() + "/plain");
+    b.AddNode(n->name(), "Resize", {Plain(x), roi, sc}, {y}, std::move(attrs));
     Done(n, y);
     return true;
   }

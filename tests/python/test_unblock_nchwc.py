@@ -52,19 +52,21 @@ def test_the_nchwc_region_runs_as_ferrys_own_blocked_graph(tmp_path, channels):
     check_against_ort(path, net.feeds, rtol=1e-4, atol=1e-5, providers_list=(["cpu"], ["cpu", "ref"]))
 
 
-def test_an_upsample_stays_nchwc_between_reorders(tmp_path):
+@pytest.mark.parametrize("mode,ctm", [("nearest", "asymmetric"), ("linear", "half_pixel"),
+                                      ("linear", "align_corners"), ("linear", "asymmetric")])
+def test_an_upsample_becomes_a_resize(tmp_path, mode, ctm):
     require_ort()
     net = Net((1, 3, 8, 8))
     x = net.op("Relu", [net.conv("x", 3, 16)])
-    scales = net.init("scales", np.array([1, 1, 2, 2], np.float32))
+    scales = net.init("scales", np.array([1, 1, 2, 3], np.float32))
     roi = net.init("roi", np.array([], np.float32))
-    y = net.op("Resize", [x, roi, scales], mode="nearest", coordinate_transformation_mode="asymmetric",
-               nearest_mode="floor")
+    attrs = {"nearest_mode": "floor"} if mode == "nearest" else {}
+    y = net.op("Resize", [x, roi, scales], mode=mode, coordinate_transformation_mode=ctm, **attrs)
     net.op("Relu", [net.conv(y, 16, 16)])
     path = ort_written(net.model(), str(tmp_path))
-    assert "Upsample" in nchwc_ops(path), nchwc_ops(path)
+    if "Upsample" not in nchwc_ops(path):
+        pytest.skip("ONNX Runtime kept this Resize plain: %s" % nchwc_ops(path))
     ops = placed_ops(path)
-    assert [o for o in ops if o[0] == "com.microsoft.nchwc"] == [
-        ("com.microsoft.nchwc", "ReorderInput"), ("com.microsoft.nchwc", "Upsample"),
-        ("com.microsoft.nchwc", "ReorderOutput")], ops
+    assert not [o for o in ops if o[0] == "com.microsoft.nchwc"], ops
+    assert ("", "Resize") in ops, ops
     check_against_ort(path, net.feeds, rtol=1e-4, atol=1e-5, providers_list=(["cpu"],))
