@@ -407,9 +407,9 @@ class UnblockNchwc : public Pass {
   int level() const override { return 3; }
   std::string_view summary() const override {
     return "A file ONNX Runtime wrote at level `all`: its com.microsoft.nchwc region (ReorderInput, Conv, pools, "
-           "ReorderOutput) => the plain graph (FusedConv with the weights of the real channels unblocked, ONNX "
-           "pools), which blocked_layout then blocks with the ops between them. Identity: the same elements in "
-           "plain order; ORT's padding channels meet only zero filters.";
+           "Upsample, ReorderOutput) => the plain graph (FusedConv with the weights of the real channels "
+           "unblocked, ONNX pools, Resize), which blocked_layout then blocks with the ops between them. Identity: "
+           "the same elements in plain order; ORT's padding channels meet only zero filters.";
   }
 
   bool Apply(ir::Model& model, const PassContext& ctx) const override {
