@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -42,15 +43,20 @@ inline const char* const kNoReduce = "legalize_noreduce";
 
 class PartialRefBackend : public Backend {
  public:
-  PartialRefBackend(std::string name, const std::set<std::string>& missing) : name_(std::move(name)), registry_(name_) {
+  // ref's kernels less those `drop` selects.
+  PartialRefBackend(std::string name, const std::function<bool(const KernelDef&)>& drop)
+      : name_(std::move(name)), registry_(name_) {
     for (const KernelDef& d : FindBackend("ref")->kernels().defs()) {
-      if (missing.count(d.op)) continue;
+      if (drop(d)) continue;
       KernelDef copy = d;
       copy.name.clear();
       copy.backend.clear();
       registry_.Add(std::move(copy));
     }
   }
+  // ref's kernels less the ops named in `missing`, in any domain.
+  PartialRefBackend(std::string name, const std::set<std::string>& missing)
+      : PartialRefBackend(std::move(name), [&](const KernelDef& d) { return missing.count(d.op) > 0; }) {}
   const std::string& name() const override { return name_; }
   std::string device() const override { return std::string(kHostDevice); }
   const KernelRegistry& kernels() const override { return registry_; }
@@ -59,6 +65,17 @@ class PartialRefBackend : public Backend {
   std::string name_;
   KernelRegistry registry_;
 };
+
+// Registers, once per process, the backend `name`: ref less the ops of `domain` named in `ops` (every op of
+// `domain` when `ops` is empty). Returns `name`.
+inline const char* EnsureRefWithout(const char* name, std::string domain, std::set<std::string> ops) {
+  static std::set<std::string> registered;
+  if (registered.insert(name).second) {
+    RegisterBackend(std::make_unique<PartialRefBackend>(
+        name, [&](const KernelDef& d) { return d.domain == domain && (ops.empty() || ops.count(d.op) > 0); }));
+  }
+  return name;
+}
 
 inline void EnsureBareBackend() {
   static const bool registered = [] {

@@ -205,34 +205,7 @@ TEST(LegalizeNchwc, RefusalsSayWhy) {
 // ---- a file ONNX Runtime writes, legalized ----
 
 // ref less the nchwc domain: --legalize must rewrite every nchwc node to run there at all.
-class NoNchwcBackend : public Backend {
- public:
-  NoNchwcBackend() : registry_(kName) {
-    for (const KernelDef& d : FindBackend("ref")->kernels().defs()) {
-      if (d.domain == kNchwc) continue;
-      KernelDef copy = d;
-      copy.name.clear();
-      copy.backend.clear();
-      registry_.Add(std::move(copy));
-    }
-  }
-  static constexpr const char* kName = "legalize_no_nchwc";
-  const std::string& name() const override { return name_; }
-  std::string device() const override { return std::string(kHostDevice); }
-  const KernelRegistry& kernels() const override { return registry_; }
-
- private:
-  std::string name_ = kName;
-  KernelRegistry registry_;
-};
-
-void EnsureNoNchwcBackend() {
-  static const bool registered = [] {
-    RegisterBackend(std::make_unique<NoNchwcBackend>());
-    return true;
-  }();
-  (void)registered;
-}
+constexpr const char* kNoNchwc = "legalize_no_nchwc";
 
 // A small CNN with every pattern ORT's NCHWc transformer rewrites: a plain-input first conv with Relu, MaxPool,
 // a residual Add + Relu (Sum), a depthwise conv with Clip, AveragePool, a nearest Resize (Upsample) read by a conv
@@ -334,9 +307,9 @@ std::set<std::string> NchwcOps(const std::string& bytes) {
 // kernels) and against the original model.
 void ExpectLegalizedMatches(const std::string& bytes, const std::string& original,
                             const std::vector<std::pair<std::string, Tensor>>& feeds, double tol) {
-  EnsureNoNchwcBackend();
-  EXPECT_THROW(SessionOf(bytes, On({NoNchwcBackend::kName}, false, false)), std::exception);
-  const auto legalized = SessionOf(bytes, On({NoNchwcBackend::kName}, true, false));
+  EnsureRefWithout(kNoNchwc, kNchwc, {});
+  EXPECT_THROW(SessionOf(bytes, On({kNoNchwc}, false, false)), std::exception);
+  const auto legalized = SessionOf(bytes, On({kNoNchwc}, true, false));
   int64_t convs = 0;
   for (const NodePlacementInfo& n : legalized->placement().nodes) {
     EXPECT_NE(n.domain, kNchwc) << n.name;

@@ -103,35 +103,10 @@ TEST(LegalizeOrtContribMisc, UnfoldTensorIsGatherAndTranspose) {
 }
 
 // ref without the contrib ops of this group: --legalize must rewrite them to run there at all.
-class NoContribMiscBackend : public Backend {
- public:
-  NoContribMiscBackend() : registry_(kName) {
-    const std::set<std::string> ops = {"Pad", "ConvTransposeWithDynamicPads", "MatMulInteger16", "NhwcMaxPool",
-                                       "UnfoldTensor"};
-    for (const KernelDef& d : FindBackend("ref")->kernels().defs()) {
-      if (d.domain == "com.microsoft" && ops.count(d.op)) continue;
-      KernelDef copy = d;
-      copy.name.clear();
-      copy.backend.clear();
-      registry_.Add(std::move(copy));
-    }
-  }
-  static constexpr const char* kName = "legalize_no_contrib_misc";
-  const std::string& name() const override { return name_; }
-  std::string device() const override { return std::string(kHostDevice); }
-  const KernelRegistry& kernels() const override { return registry_; }
-
- private:
-  std::string name_ = kName;
-  KernelRegistry registry_;
-};
-
 TEST(LegalizeOrtContribMisc, LegalizeRunsTheOpsOnABackendWithoutThem) {
-  static const bool registered = [] {
-    RegisterBackend(std::make_unique<NoContribMiscBackend>());
-    return true;
-  }();
-  (void)registered;
+  const char* const kNoContribMisc = EnsureRefWithout(
+      "legalize_no_contrib_misc", "com.microsoft",
+      {"Pad", "ConvTransposeWithDynamicPads", "MatMulInteger16", "NhwcMaxPool", "UnfoldTensor"});
   std::vector<OpTest> cases = {
       Ms("Pad", {In("x", Rand({3, 4}, 1)), Const("pads", I64({4}, {1, 0, 2, 2}))}, {Str("mode", "reflect")}),
       Ms("ConvTransposeWithDynamicPads",
@@ -144,8 +119,8 @@ TEST(LegalizeOrtContribMisc, LegalizeRunsTheOpsOnABackendWithoutThem) {
     const std::string bytes = WithOnnxImport(testing::OneNodeModel(t), 17);
     const auto feeds = testing::Feeds(t);
     const auto want = SessionOf(bytes, On({"ref"}))->Run(feeds);
-    EXPECT_THROW(SessionOf(bytes, On({NoContribMiscBackend::kName}, false, false)), std::exception) << t.op;
-    const auto got = SessionOf(bytes, On({NoContribMiscBackend::kName}, true, false))->Run(feeds);
+    EXPECT_THROW(SessionOf(bytes, On({kNoContribMisc}, false, false)), std::exception) << t.op;
+    const auto got = SessionOf(bytes, On({kNoContribMisc}, true, false))->Run(feeds);
     ASSERT_EQ(got.size(), want.size()) << t.op;
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_TRUE(testing::TensorsClose(got[i].second, want[i].second, 1e-5, 1e-5)) << t.op;

@@ -117,34 +117,9 @@ TEST(LegalizeOrtContribTensor, CDistBothMetrics) {
 }
 
 // ref without the contrib ops of this group: --legalize must rewrite them to run there at all.
-class NoContribTensorBackend : public Backend {
- public:
-  NoContribTensorBackend() : registry_(kName) {
-    const std::set<std::string> ops = {"ExpandDims", "Trilu", "GridSample", "Range", "Unique", "CDist"};
-    for (const KernelDef& d : FindBackend("ref")->kernels().defs()) {
-      if (d.domain == "com.microsoft" && ops.count(d.op)) continue;
-      KernelDef copy = d;
-      copy.name.clear();
-      copy.backend.clear();
-      registry_.Add(std::move(copy));
-    }
-  }
-  static constexpr const char* kName = "legalize_no_contrib_tensor";
-  const std::string& name() const override { return name_; }
-  std::string device() const override { return std::string(kHostDevice); }
-  const KernelRegistry& kernels() const override { return registry_; }
-
- private:
-  std::string name_ = kName;
-  KernelRegistry registry_;
-};
-
 TEST(LegalizeOrtContribTensor, LegalizeRunsTheOpsOnABackendWithoutThem) {
-  static const bool registered = [] {
-    RegisterBackend(std::make_unique<NoContribTensorBackend>());
-    return true;
-  }();
-  (void)registered;
+  const char* const kNoContribTensor = EnsureRefWithout(
+      "legalize_no_contrib_tensor", "com.microsoft", {"ExpandDims", "Trilu", "GridSample", "Range", "Unique", "CDist"});
   std::vector<OpTest> cases = {
       Ms("ExpandDims", {In("x", Rand({2, 3}, 1)), Const("a", Scalar<int32_t>(DataType::kInt32, 1))}),
       Ms("Trilu", {In("x", Rand({4, 4}, 2))}, {Int("upper", 0)}),
@@ -156,8 +131,8 @@ TEST(LegalizeOrtContribTensor, LegalizeRunsTheOpsOnABackendWithoutThem) {
     const std::string bytes = WithOnnxImport(testing::OneNodeModel(t), 17);
     const auto feeds = testing::Feeds(t);
     const auto want = SessionOf(bytes, On({"ref"}))->Run(feeds);
-    EXPECT_THROW(SessionOf(bytes, On({NoContribTensorBackend::kName}, false, false)), std::exception) << t.op;
-    const auto got = SessionOf(bytes, On({NoContribTensorBackend::kName}, true, false))->Run(feeds);
+    EXPECT_THROW(SessionOf(bytes, On({kNoContribTensor}, false, false)), std::exception) << t.op;
+    const auto got = SessionOf(bytes, On({kNoContribTensor}, true, false))->Run(feeds);
     ASSERT_EQ(got.size(), want.size()) << t.op;
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_TRUE(testing::TensorsClose(got[i].second, want[i].second, 1e-5, 1e-5)) << t.op;
