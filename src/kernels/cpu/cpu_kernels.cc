@@ -5,6 +5,7 @@
 namespace ferry::cpu {
 
 // --- oneDNN: convolution ---
+void RegisterDepthwiseConvKernels(KernelRegistry& r);
 void RegisterConvKernels(KernelRegistry& r);
 void RegisterConvTransposeKernels(KernelRegistry& r);
 // --- oneDNN and GEMM: matmul, gemm, einsum ---
@@ -126,7 +127,8 @@ void RegisterOrtBiasGeluKernels(KernelRegistry& r);
 void RegisterQuickGeluKernels(KernelRegistry& r);
 
 void RegisterCpuKernels(KernelRegistry& r) {
-  // --- oneDNN: convolution ---
+  // --- convolution ---
+  RegisterDepthwiseConvKernels(r);  // before oneDNN's Conv and FusedConv: preferred where it applies
   RegisterConvKernels(r);
   RegisterConvTransposeKernels(r);
   // --- oneDNN and GEMM: matmul, gemm, einsum ---
