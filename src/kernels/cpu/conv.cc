@@ -8,7 +8,8 @@
 // weights, when shapes are static but for the batch, and Prepare takes that one when its signature matches.
 //
 // FusedConv: Y = act(Conv(X, W, B) + Z) as oneDNN post-ops: `sum` (Z, copied into the dst the primitive writes
-// first) then the activation's eltwise post-ops (fused_activation.h).
+// first) then the activation's eltwise post-ops (fused_activation.h), except SiLU, which is a pass of Ferry's
+// over Y after the primitive (activation_pass.h: oneDNN 2.6's swish post-op is the slower).
 // BlockedConv: the same on Ferry's blocked layout (blocked_layout.h): the primitive is created with exactly the
 // blocked src (plain nchw with plain_input = 1) and dst formats, so no activation is reordered; weights `any`,
 // packed once. Z is copied into Y with zeros in its padding channels: oneDNN takes a dst's padding to be zero and
@@ -71,6 +72,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/activation_pass.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/dnnl_util.h"
@@ -105,6 +107,7 @@ struct ConvConfig {
   int64_t group = 1;
   bool has_bias = false, has_z = false;
   FusedActivation act;
+  ActivationPass act_pass;  // act as a pass over Y after the primitive, not a post-op (activation_pass.h)
   bool blocked = false;  // BlockedConv: Z and Y (and X unless plain_input) in the blocked layout of `block`
   int64_t block = 0;     // 8, 16, or 0: channels-last
   bool plain_input = false;
@@ -125,6 +128,7 @@ struct ConvConfig {
     if (const std::string reason = FusedActivation::Parse(node, &c.act); !reason.empty()) {
       throw UnsupportedError(node.Describe() + ": " + reason);
     }
+    c.act_pass = ActivationPass::For(c.act);
     if (op == ConvOp::kBlockedConv) {
       c.blocked = true;
       c.block = node.GetInt("block", -1);
@@ -240,10 +244,11 @@ ConvPd MakeConvPd(const ConvConfig& c, const Shape& x, const Shape& w, const sem
   }
   const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
   dnnl::primitive_attr attr = ScratchpadAttr();
-  if (c.has_z || c.act.kind != FusedActivation::Kind::kNone) {
+  const bool act_post_op = c.act.kind != FusedActivation::Kind::kNone && !c.act_pass;
+  if (c.has_z || act_post_op) {
     dnnl::post_ops ops;
     if (c.has_z) ops.append_sum(1.0f);
-    c.act.AppendTo(ops);
+    if (act_post_op) c.act.AppendTo(ops);
     attr.set_post_ops(ops);
   }
   using cf = dnnl::convolution_forward;
@@ -486,6 +491,7 @@ class ConvKernel : public OpKernel {
       zp = y.data<float>();
     }
     RunConvPlan(*p.plan, x.raw_data(), w.raw_data(), b, y.raw_data(), p.threads, what_, zp);
+    if (cfg_.act_pass) cfg_.act_pass.Run(y.data<float>(), y.size(), p.threads);
   }
 
  private:

@@ -7,7 +7,8 @@
 //
 // The same kernel runs the optimizer's ai.ferry FusedMatMul, Y = act(MatMul(A, B) + C): C ([N]) is the
 // primitive's bias, described as [1, ..., 1, N] over Y's rank, and the activation its eltwise post-ops
-// (fused_activation.h); with K = 0 (no product) Y is act(C) computed here.
+// (fused_activation.h), SiLU a pass of Ferry's over Y after it (activation_pass.h); with K = 0 (no product) Y is
+// act(C) computed here.
 //
 // The same kernel runs ONNX Runtime's com.microsoft FusedMatMul and TransposeMatMul, Y = alpha · MatMul(op(A),
 // op(B)) (ref/ort_fused_matmul.cc has the definition): transA / transB are strided descs of the operand as stored
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/activation_pass.h"
 #include "kernels/cpu/dnnl_util.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/matmul_util.h"
@@ -125,6 +127,7 @@ enum class MatMulOp { kMatMul, kFerryFused, kOrtFused };
 struct MatMulConfig {
   bool has_bias = false;
   FusedActivation act;
+  ActivationPass act_pass;    // act as a pass over Y after the primitive, not a post-op (activation_pass.h)
   dnnl::primitive_attr attr;  // the activation's eltwise post-ops, alpha's output scale
   float alpha = 1.0f;
   bool trans_a = false, trans_b = false, trans_batch_a = false, trans_batch_b = false;
@@ -145,7 +148,8 @@ struct MatMulConfig {
     if (const std::string reason = FusedActivation::Parse(node, &c.act); !reason.empty()) {
       throw UnsupportedError(node.Describe() + ": " + reason);
     }
-    if (c.act.kind != FusedActivation::Kind::kNone) {
+    c.act_pass = ActivationPass::For(c.act);
+    if (c.act.kind != FusedActivation::Kind::kNone && !c.act_pass) {
       dnnl::post_ops ops;
       c.act.AppendTo(ops);
       c.attr.set_post_ops(ops);
@@ -311,6 +315,7 @@ class MatMul : public OpKernel {
         mm.prim.execute(s, args);
       }
     });
+    if (cfg_.act_pass) cfg_.act_pass.Run(yp, y.size(), ctx.threads());
   }
 
  private:

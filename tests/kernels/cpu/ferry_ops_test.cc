@@ -333,6 +333,40 @@ TEST(CpuFerryOpsBlockedConv, PaddingChannelsOfYAreZero) {
   }
 }
 
+// SiLU runs as a pass over Y after oneDNN's primitive (activation_pass.h), not as its post-op: after the sum of Z,
+// on every plan (grouped, depthwise, 1x1, strided; 2 threads), with the padding channels still zero.
+TEST(CpuFerryOpsBlockedConv, SiluAfterThePrimitiveMatchesRefAndKeepsThePaddingZero) {
+  FERRY_SKIP_BLOCK16_WITHOUT_AVX512();
+  std::mt19937 rng(13);
+  struct Case {
+    int64_t group, kernel, stride;
+  };
+  for (const Case& c : {Case{1, 3, 1}, Case{20, 3, 1}, Case{1, 1, 1}, Case{1, 3, 2}}) {
+    const Shape xs{1, 20, 9, 9}, ws{20, 20 / c.group, c.kernel, c.kernel};
+    const int64_t pad = c.kernel / 2, out = (9 + 2 * pad - c.kernel) / c.stride + 1;
+    const Shape ys{1, 20, out, out};
+    OpTest t{.op = "BlockedConv",
+             .domain = kFerry,
+             .opset = 1,
+             .inputs = {In("x", RandomTensor(DataType::kFloat, Blocked(xs, 16), rng)),
+                        Const("w", RandomTensor(DataType::kFloat, ws, rng)),
+                        Const("b", RandomTensor(DataType::kFloat, {20}, rng)),
+                        In("z", RandomTensor(DataType::kFloat, Blocked(ys, 16), rng))},
+             .attributes = {Int("block", 16), Int("group", c.group), Ints("pads", {pad, pad, pad, pad}),
+                            Ints("strides", {c.stride, c.stride}), Str("activation", "Silu")},
+             .threads = 2};
+    ConvTolerance(t, 20 / c.group, {c.kernel, c.kernel});
+    EXPECT_TRUE(MatchesRef(t, "cpu")) << DescribeCase(t);
+    const auto got = RunOn(t, {"cpu"}, true, 2);
+    const Tensor& y = got[0].second;
+    for (int64_t i = 0; i < out * out; ++i) {
+      for (int64_t lane = 4; lane < 16; ++lane) {
+        ASSERT_EQ(y.data<float>()[(out * out + i) * 16 + lane], 0.0f) << "position " << i << " lane " << lane;
+      }
+    }
+  }
+}
+
 TEST(CpuFerryOpsBlockedConv, DynamicShapesBuildPrimitivesPerShapeAndRunConcurrently) {
   std::mt19937 rng(8);
   OpTest t{.op = "BlockedConv",
