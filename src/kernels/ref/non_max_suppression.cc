@@ -145,10 +145,8 @@ NmsParams ReadNonMaxSuppressionParams(const KernelContext& ctx, int64_t num_boxe
   return p;
 }
 
-void NmsSelectClass(const float* scores, const NmsBox* corners, int64_t num_boxes, const NmsParams& params,
-                    std::vector<std::pair<float, int64_t>>& candidates, std::vector<int64_t>& kept) {
-  kept.clear();
-  if (params.max_per_class <= 0) return;
+void NmsCandidates(const float* scores, int64_t num_boxes, const NmsParams& params,
+                   std::vector<std::pair<float, int64_t>>& candidates) {
   candidates.clear();
   for (int64_t i = 0; i < num_boxes; ++i) {
     if (!params.has_score_threshold || scores[i] > params.score_threshold) candidates.emplace_back(scores[i], i);
@@ -157,6 +155,13 @@ void NmsSelectClass(const float* scores, const NmsBox* corners, int64_t num_boxe
   std::stable_sort(candidates.begin(), candidates.end(), [](const auto& p, const auto& q) {
     return std::isnan(q.first) ? !std::isnan(p.first) : p.first > q.first;
   });
+}
+
+void NmsSelectClass(const float* scores, const NmsBox* corners, int64_t num_boxes, const NmsParams& params,
+                    std::vector<std::pair<float, int64_t>>& candidates, std::vector<int64_t>& kept) {
+  kept.clear();
+  if (params.max_per_class <= 0) return;
+  NmsCandidates(scores, num_boxes, params, candidates);
   for (const auto& cand : candidates) {
     if (static_cast<int64_t>(kept.size()) >= params.max_per_class) break;
     const NmsBox& box = corners[cand.second];

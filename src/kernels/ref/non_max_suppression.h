@@ -38,6 +38,11 @@ struct NmsParams {
 };
 NmsParams ReadNonMaxSuppressionParams(const KernelContext& ctx, int64_t num_boxes);
 
+// One (batch, class)'s candidates into `candidates` (cleared first): (score, box) of every box over the score
+// threshold, by descending score, NaN last, ties by lower index: the order the greedy selection walks.
+void NmsCandidates(const float* scores, int64_t num_boxes, const NmsParams& params,
+                   std::vector<std::pair<float, int64_t>>& candidates);
+
 // The boxes kept for one (batch, class): the candidates of `scores` (over the threshold) by descending score,
 // NaN last, ties by lower index, each kept unless it overlaps a kept one; at most max_per_class. `candidates` is
 // scratch; `kept` receives the box indices in selection order.

@@ -1,12 +1,15 @@
-// The cpu NonMaxSuppression kernel (non_max_suppression.cc) against ref, exactly: center_point_box 0 / 1,
+// The cpu NonMaxSuppression kernel (non_max_suppression.cc), each variant (AVX-512F, AVX2, scalar) against ref,
+// exactly: center_point_box 0 / 1,
 // max_output_boxes_per_class 0 / small / past the box count / absent, iou_threshold and score_threshold given or
 // not, flipped corners, tied and NaN scores, many batches and classes over two threads, opsets 10 and 11; boxes
-// given but no scores above the threshold; and mismatched scores, whose Prepare error names the node.
+// given but no scores above the threshold; hundreds kept among special boxes (ties, NaN, inf, empty, inverted);
+// and mismatched scores, whose Prepare error names the node.
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/elementwise_test_util.h"
@@ -69,7 +72,19 @@ OpTest NmsTest(const Tensor& boxes, const Tensor& scores, bool center, int64_t m
   return t;
 }
 
-std::string KernelFor(int64_t opset) { return "cpu.f32_nonmaxsuppression__parallel." + std::to_string(opset); }
+std::string KernelFor(const EwVariant& v, int64_t opset) {
+  const std::string impl = std::string(v.impl) == "scalar" ? "parallel" : v.impl;
+  return "cpu.f32_nonmaxsuppression__" + impl + "." + std::to_string(opset);
+}
+
+// The variants this host runs: AVX-512F, AVX2+FMA (the vectorized IoU walk) and the scalar one (ref's walk).
+std::vector<EwVariant> Variants() {
+  std::vector<EwVariant> v;
+  for (const EwVariant& e : {kEwAvx512, kEwAvx2, kEwScalar}) {
+    if (EwHostHas(e)) v.push_back(e);
+  }
+  return v;
+}
 
 TEST(CpuNonMaxSuppression, EveryBoxFormatAndThreshold) {
   std::mt19937 rng(4001);
@@ -80,8 +95,10 @@ TEST(CpuNonMaxSuppression, EveryBoxFormatAndThreshold) {
           const Tensor boxes = RandomBoxes(rng, 2, 40, center);
           const Tensor scores = RandomScores(rng, 2, 3, 40);
           const OpTest t = NmsTest(boxes, scores, center, max_out, iou, score, 11, 1);
-          EXPECT_TRUE(MatchesRefWithKernel(t, "", KernelFor(11)))
-              << "center=" << center << " max=" << max_out << " iou=" << iou << " score=" << score;
+          for (const EwVariant& v : Variants()) {
+            EXPECT_TRUE(MatchesRefWithKernel(t, v.isa, KernelFor(v, 11)))
+                << v.impl << " center=" << center << " max=" << max_out << " iou=" << iou << " score=" << score;
+          }
         }
       }
     }
@@ -93,7 +110,11 @@ TEST(CpuNonMaxSuppression, ManyBatchesAndClassesOverTwoThreads) {
   for (int64_t opset : {10, 11}) {
     const Tensor boxes = RandomBoxes(rng, 5, 300, false);
     const Tensor scores = RandomScores(rng, 5, 20, 300);
-    EXPECT_TRUE(MatchesRefWithKernel(NmsTest(boxes, scores, false, 50, 0.5f, 0.2f, opset, 2), "", KernelFor(opset)));
+    for (const EwVariant& v : Variants()) {
+      EXPECT_TRUE(
+          MatchesRefWithKernel(NmsTest(boxes, scores, false, 50, 0.5f, 0.2f, opset, 2), v.isa, KernelFor(v, opset)))
+          << v.impl;
+    }
   }
 }
 
@@ -101,7 +122,42 @@ TEST(CpuNonMaxSuppression, NothingAboveTheScoreThreshold) {
   std::mt19937 rng(4003);
   const Tensor boxes = RandomBoxes(rng, 2, 10, false);
   const Tensor scores = RandomScores(rng, 2, 2, 10);
-  EXPECT_TRUE(MatchesRefWithKernel(NmsTest(boxes, scores, false, 5, 0.5f, 2.0f, 11, 2), "", KernelFor(11)));
+  for (const EwVariant& v : Variants()) {
+    EXPECT_TRUE(MatchesRefWithKernel(NmsTest(boxes, scores, false, 5, 0.5f, 2.0f, 11, 2), v.isa, KernelFor(v, 11)))
+        << v.impl;
+  }
+}
+
+// Thousands of candidates, hundreds kept (the kept arrays past many vectors, their padding), boxes on a grid of
+// repeated coordinates (exact ties of max/min, shared edges: IoU exactly at thresholds like 1/3 and 1/2),
+// zero-size and inverted boxes, infinite and NaN coordinates: the same selection as ref, bit for bit.
+TEST(CpuNonMaxSuppression, ManyKeptAndSpecialBoxesSelectAsRefDoes) {
+  std::mt19937 rng(4004);
+  const int64_t n = 3000;
+  Tensor boxes(DataType::kFloat, {1, n, 4});
+  std::uniform_int_distribution<int> cell(0, 40), extent(0, 6), special(0, 60);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < n; ++i) {
+    float* b = boxes.data<float>() + i * 4;
+    const float y = static_cast<float>(cell(rng)) * 0.5f, x = static_cast<float>(cell(rng)) * 0.5f;
+    b[0] = y, b[1] = x, b[2] = y + static_cast<float>(extent(rng)), b[3] = x + static_cast<float>(extent(rng));
+    switch (special(rng)) {
+      case 0: b[2] = nan; break;
+      case 1: b[3] = inf; break;
+      case 2: b[0] = -inf; break;
+      case 3: b[2] = b[0]; break;            // zero height
+      case 4: std::swap(b[1], b[3]); break;  // inverted corners
+      case 5: b[1] = -0.0f, b[3] = 0.0f; break;
+      default: break;
+    }
+  }
+  const Tensor scores = RandomScores(rng, 1, 2, n);
+  for (float iou : {0.0f, 1.0f / 3.0f, 0.5f, 0.9f}) {
+    for (const EwVariant& v : Variants()) {
+      EXPECT_TRUE(MatchesRefWithKernel(NmsTest(boxes, scores, false, n, iou, -1.0f, 11, 1), v.isa, KernelFor(v, 11)))
+          << v.impl << " iou=" << iou;
+    }
+  }
 }
 
 TEST(CpuNonMaxSuppression, MismatchedScoresIsAPrepareErrorNamingTheNode) {
