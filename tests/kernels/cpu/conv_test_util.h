@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "testing/op_harness.h"
@@ -46,6 +47,22 @@ inline std::string DynamicOneNodeModel(const OpTest& t) {
   }
   return m.SerializeAsString();
 }
+
+// Every activation of the fused-activation table (semantics/fused_activation.h), with parameters where it takes
+// them, and "" (none): what the cpu convolution kernels' activation tests sweep.
+inline const std::vector<std::pair<std::string, std::vector<float>>> kEveryFusedActivation = {
+    {"", {}},
+    {"Relu", {}},
+    {"LeakyRelu", {0.1f}},
+    {"Clip", {-0.5f, 0.75f}},
+    {"HardSigmoid", {0.3f, 0.4f}},
+    {"HardSwish", {}},
+    {"Sigmoid", {}},
+    {"Tanh", {}},
+    {"Silu", {}},
+    {"Gelu", {}},
+    {"GeluTanh", {}},
+    {"Mish", {}}};
 
 // Convolutions sum in another order than ref: rtol/atol 1e-4, atol scaled with the reduction length (C/group
 // times the kernel size) over 100.

@@ -97,21 +97,9 @@ TEST(CpuDepthwiseConv, FusedConvMatchesRefWithEveryActivation) {
   std::mt19937 rng(52);
   const std::vector<EwVariant> variants = HostVariants();
   if (variants.empty()) GTEST_SKIP() << "the depthwise kernel needs AVX2+FMA or AVX-512F";
-  const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}},
-                                                                        {"Relu", {}},
-                                                                        {"LeakyRelu", {0.1f}},
-                                                                        {"Clip", {-0.5f, 0.75f}},
-                                                                        {"HardSigmoid", {0.3f, 0.4f}},
-                                                                        {"HardSwish", {}},
-                                                                        {"Sigmoid", {}},
-                                                                        {"Tanh", {}},
-                                                                        {"Silu", {}},
-                                                                        {"Gelu", {}},
-                                                                        {"GeluTanh", {}},
-                                                                        {"Mish", {}}};
   int i = 0;
   for (const EwVariant& v : variants) {
-    for (const auto& [act, params] : acts) {
+    for (const auto& [act, params] : kEveryFusedActivation) {
       const DwLayer& l = kLayers[static_cast<size_t>(i) % std::size(kLayers)];
       OpTest t = DwCase("FusedConv", "ai.ferry", l, i % 3 != 0, i % 2 == 0, act, params, rng);
       t.threads = 1 + i % 2;

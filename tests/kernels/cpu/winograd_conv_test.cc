@@ -63,21 +63,9 @@ TEST(CpuWinogradConv, LayersMatchRef) {
       {{1, 48, 20, 20}, 56, {3, 3, 3, 3}},  // pads past the 3x3 window: tiles reading no input at all
       {{1, 96, 64, 64}, 32, {1, 1, 1, 1}},  // 256 tiles: more than one chunk
   };
-  const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}},
-                                                                        {"Relu", {}},
-                                                                        {"LeakyRelu", {0.1f}},
-                                                                        {"Clip", {-0.5f, 0.75f}},
-                                                                        {"HardSigmoid", {0.3f, 0.4f}},
-                                                                        {"HardSwish", {}},
-                                                                        {"Sigmoid", {}},
-                                                                        {"Tanh", {}},
-                                                                        {"Silu", {}},
-                                                                        {"Gelu", {}},
-                                                                        {"GeluTanh", {}},
-                                                                        {"Mish", {}}};
   int i = 0;
   for (const Layer& l : layers) {
-    for (const auto& [act, params] : acts) {
+    for (const auto& [act, params] : kEveryFusedActivation) {
       const bool bias = i % 3 != 0, z = i % 2 == 0;
       OpTest t = WinogradCase(l, bias, z, act, params, rng);
       t.threads = 1 + i % 2;
