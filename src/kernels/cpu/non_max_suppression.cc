@@ -10,7 +10,7 @@
 // scalar walk, as long as ONNX Runtime's). The AVX-512F and AVX2 variants keep the kept boxes' corners and areas
 // as arrays and test a candidate against 16 (8) of them per step. The test is ref's (NmsSuppressedByIoU) operation
 // for operation, so the selection is the same bit for bit: std::max(a, b) is vmaxps(b, a) and std::min(a, b)
-// vminps(b, a) (NaN and signed zeros included), the areas are ref's expressions evaluated once per box, the
+// vminps(b, a) (NaN and signed zeros included), the areas are ref's (NmsArea) evaluated once per box, the
 // product of the intersection is kept out of an FMA with the sum of the areas, and ref's early exits become
 // ordered compares (with a NaN anywhere ref's test is false, and so are the compares). The scalar variant runs
 // ref's walk.
@@ -49,9 +49,6 @@ struct KeptBoxes {
     x_min[i] = b.x_min, y_min[i] = b.y_min, x_max[i] = b.x_max, y_max[i] = b.y_max, area[i] = box_area;
   }
 };
-
-// ref's area expression (NmsSuppressedByIoU).
-float Area(const ref::NmsBox& b) { return (b.x_max - b.x_min) * (b.y_max - b.y_min); }
 
 __attribute__((target("avx512f"))) bool SuppressedAvx512(const ref::NmsBox& a, float area_a, const KeptBoxes& k,
                                                          float iou_threshold) {
@@ -121,7 +118,7 @@ void SelectClassVectorized(const float* scores, const ref::NmsBox* corners, int6
   for (const auto& cand : candidates) {
     if (static_cast<int64_t>(kept.size()) >= params.max_per_class) break;
     const ref::NmsBox& box = corners[cand.second];
-    const float area = Area(box);
+    const float area = ref::NmsArea(box);
     if (Suppressed(box, area, boxes, params.iou_threshold)) continue;
     kept.push_back(cand.second);
     boxes.Add(box, area);

@@ -84,6 +84,8 @@ NmsBox NmsCorners(const float* b, bool center_point) {
   return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
 }
 
+float NmsArea(const NmsBox& b) { return (b.x_max - b.x_min) * (b.y_max - b.y_min); }
+
 bool NmsSuppressedByIoU(const NmsBox& a, const NmsBox& b, float iou_threshold) {
   const float ix_min = std::max(a.x_min, b.x_min), ix_max = std::min(a.x_max, b.x_max);
   if (ix_max <= ix_min) return false;
@@ -91,8 +93,8 @@ bool NmsSuppressedByIoU(const NmsBox& a, const NmsBox& b, float iou_threshold) {
   if (iy_max <= iy_min) return false;
   const float inter = (ix_max - ix_min) * (iy_max - iy_min);
   if (inter <= 0) return false;
-  const float area_a = (a.x_max - a.x_min) * (a.y_max - a.y_min);
-  const float area_b = (b.x_max - b.x_min) * (b.y_max - b.y_min);
+  const float area_a = NmsArea(a);
+  const float area_b = NmsArea(b);
   const float uni = area_a + area_b - inter;
   if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
   return inter / uni > iou_threshold;

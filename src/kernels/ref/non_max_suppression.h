@@ -22,6 +22,9 @@ struct NmsBox {
 // The corners of box b (4 floats): [y1, x1, y2, x2] in any corner order, or [xc, yc, w, h] with center_point.
 NmsBox NmsCorners(const float* b, bool center_point);
 
+// A box's area as the IoU test computes it (zero or negative for an empty box, NaN with a NaN corner).
+float NmsArea(const NmsBox& b);
+
 // True when the IoU of a and b (in float) exceeds iou_threshold.
 bool NmsSuppressedByIoU(const NmsBox& a, const NmsBox& b, float iou_threshold);
 
